@@ -1,0 +1,129 @@
+"""`pbs-harness` command line: cluster lifecycle, deploy, verify, test."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from collections.abc import Sequence
+
+from pbs_harness import errors
+from pbs_harness.errors import HarnessError
+
+
+def _progress(msg: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)
+
+
+def _spec(args: argparse.Namespace):
+    from pbs_harness.localcluster.spec import ClusterSpec
+
+    return ClusterSpec(subnet=args.subnet, host_count=args.hosts)
+
+
+def cmd_cluster_up(args: argparse.Namespace) -> int:
+    from pbs_harness.localcluster import provider
+
+    start = time.monotonic()
+    st = provider.up(_spec(args), _progress)
+    _progress(f"local cluster up: {st.host_count} hosts on {st.subnet} in {time.monotonic() - start:.1f}s")
+    return errors.EXIT_OK
+
+
+def cmd_cluster_down(_: argparse.Namespace) -> int:
+    from pbs_harness.localcluster import provider
+
+    if not provider.down(_progress):
+        _progress("no local cluster was up; nothing to remove")
+    return errors.EXIT_OK
+
+
+def cmd_cluster_status(_: argparse.Namespace) -> int:
+    from pbs_harness.localcluster import provider
+
+    rows = provider.status()
+    for row in rows:
+        print(f"{row.name:10} {row.ip:15} {row.summary}")
+    return errors.EXIT_OK if all(r.ssh for r in rows) else errors.EXIT_FAILED
+
+
+def cmd_cluster_ssh(args: argparse.Namespace) -> int:
+    from pbs_harness.localcluster import provider, sshkeys
+
+    host = provider.host(args.host)
+    argv = ["ssh", "-F", str(sshkeys.ssh_config()), host.name, *args.command]
+    os.execvp("ssh", argv)  # noqa: S606 - replaces this process with the user's ssh session
+    return errors.EXIT_FAILED  # not reached
+
+
+def _lifecycle(verb: str):
+    def handler(args: argparse.Namespace) -> int:
+        from pbs_harness.localcluster import hostproc, network, provider
+
+        host = provider.host(args.host)
+        actions = {
+            "crash": hostproc.crash,
+            "boot": hostproc.boot,
+            "pause": hostproc.pause,
+            "resume": hostproc.resume,
+            "partition": network.partition,
+            "heal": network.heal,
+        }
+        actions[verb](host)
+        _progress(f"{verb} {host.name}: done")
+        return errors.EXIT_OK
+
+    return handler
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from pbs_harness.localcluster.spec import DEFAULT_HOSTS, DEFAULT_SUBNET
+
+    parser = argparse.ArgumentParser(prog="pbs-harness", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def shape(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--hosts", type=int, default=DEFAULT_HOSTS, help=f"number of hosts (default {DEFAULT_HOSTS})")
+        p.add_argument("--subnet", default=DEFAULT_SUBNET, help=f"private IPv4 /24 (default {DEFAULT_SUBNET})")
+
+    cluster = sub.add_parser("cluster", help="local cluster of namespaced hosts")
+    csub = cluster.add_subparsers(dest="verb", required=True, metavar="VERB")
+    p = csub.add_parser("up", help="create or repair the local cluster (idempotent)")
+    shape(p)
+    p.set_defaults(func=cmd_cluster_up)
+    csub.add_parser("down", help="remove everything the local cluster created").set_defaults(func=cmd_cluster_down)
+    csub.add_parser("status", help="state of each host").set_defaults(func=cmd_cluster_status)
+    p = csub.add_parser("ssh", help="SSH into a host as root (optionally run a command)")
+    p.add_argument("host")
+    p.add_argument("command", nargs=argparse.REMAINDER)
+    p.set_defaults(func=cmd_cluster_ssh)
+    for verb, text in (
+        ("crash", "every process of HOST dies at once"),
+        ("boot", "start HOST again (same name, IP and disk; sshd and PBS start)"),
+        ("partition", "drop all traffic to and from HOST (processes live on)"),
+        ("heal", "undo partition"),
+        ("pause", "freeze every process of HOST"),
+        ("resume", "thaw HOST"),
+    ):
+        p = csub.add_parser(verb, help=text)
+        p.add_argument("host")
+        p.set_defaults(func=_lifecycle(verb))
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args))
+    except HarnessError as exc:
+        print(f"pbs-harness: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("pbs-harness: interrupted", file=sys.stderr)
+        return errors.EXIT_INTERRUPTED
+
+
+if __name__ == "__main__":
+    sys.exit(main())

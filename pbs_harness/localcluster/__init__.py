@@ -1,0 +1,1 @@
+"""Local cluster provider: namespaced hosts on one Linux machine, reached over real SSH."""

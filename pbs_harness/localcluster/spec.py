@@ -1,0 +1,112 @@
+"""What a local cluster looks like: host names, addresses, interface names.
+
+Everything here is pure computation (no system calls) so it is unit-tested directly.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from dataclasses import dataclass
+
+from pbs_harness.errors import PreconditionError
+
+DEFAULT_SUBNET = "10.71.0.0/24"
+DEFAULT_HOSTS = 6
+MAX_HOSTS = 32
+DEFAULT_PREFIX = "pbsh"
+# The bridge takes .1 (the controller's address on the cluster network); hosts start at .11.
+FIRST_HOST_OFFSET = 11
+_PREFIX_RE = re.compile(r"^[a-z][a-z0-9]{1,7}$")
+
+
+@dataclass(frozen=True)
+class HostSpec:
+    """One namespaced host."""
+
+    name: str
+    ip: str
+    index: int
+
+    @property
+    def netns(self) -> str:
+        return f"pbsh-{self.name}"
+
+    @property
+    def veth_outer(self) -> str:
+        # Linux interface names are at most 15 characters.
+        return f"vh-{self.name}"[:15]
+
+
+@dataclass(frozen=True)
+class ClusterSpec:
+    """The whole local cluster; the first host is the server host (also a mom)."""
+
+    subnet: str = DEFAULT_SUBNET
+    host_count: int = DEFAULT_HOSTS
+    prefix: str = DEFAULT_PREFIX
+
+    def __post_init__(self) -> None:
+        validate(self)
+
+    @property
+    def network(self) -> ipaddress.IPv4Network:
+        return ipaddress.IPv4Network(self.subnet, strict=True)
+
+    @property
+    def bridge(self) -> str:
+        return f"{self.prefix}-br0"[:15]
+
+    @property
+    def bridge_ip(self) -> str:
+        return str(self.network.network_address + 1)
+
+    @property
+    def prefixlen(self) -> int:
+        return self.network.prefixlen
+
+    @property
+    def hosts(self) -> list[HostSpec]:
+        base = self.network.network_address + FIRST_HOST_OFFSET
+        return [
+            HostSpec(name=f"{self.prefix}{i:02d}", ip=str(base + i - 1), index=i) for i in range(1, self.host_count + 1)
+        ]
+
+    @property
+    def server(self) -> HostSpec:
+        return self.hosts[0]
+
+    def host(self, name: str) -> HostSpec:
+        for host in self.hosts:
+            if host.name == name:
+                return host
+        known = ", ".join(h.name for h in self.hosts)
+        raise PreconditionError(f"no host named {name!r} in the local cluster", f"use one of: {known}")
+
+
+def validate(spec: ClusterSpec) -> None:
+    """Reject a spec that cannot be built, with a message naming the bad value."""
+    try:
+        net = ipaddress.IPv4Network(spec.subnet, strict=True)
+    except ValueError as exc:
+        raise PreconditionError(
+            f"subnet {spec.subnet!r} is not an IPv4 network: {exc}",
+            f"give a private network such as {DEFAULT_SUBNET} (host bits zero)",
+        ) from exc
+    if not net.is_private:
+        raise PreconditionError(
+            f"subnet {spec.subnet} is not a private range",
+            "the local cluster only uses private addresses (10/8, 172.16/12, 192.168/16)",
+        )
+    if not 1 <= spec.host_count <= MAX_HOSTS:
+        raise PreconditionError(f"--hosts {spec.host_count} is out of range", f"use between 1 and {MAX_HOSTS} hosts")
+    if net.num_addresses < FIRST_HOST_OFFSET + spec.host_count + 1:
+        raise PreconditionError(
+            f"subnet {spec.subnet} is too small for {spec.host_count} hosts",
+            "use a /24 or a larger network",
+        )
+    if not _PREFIX_RE.match(spec.prefix):
+        raise PreconditionError(
+            f"host name prefix {spec.prefix!r} is not valid",
+            "use 2-8 lower-case letters and digits, starting with a letter",
+        )

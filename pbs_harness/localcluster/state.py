@@ -1,0 +1,65 @@
+"""On-disk state of the local cluster: what was created, so `down` removes exactly that.
+
+Layout under the state directory (default /var/lib/pbs-harness/local, env PBS_HARNESS_STATE_DIR):
+  state.json              spec + the controller paths we created (placeholders for bind mounts)
+  ssh/                    harness key pair, known_hosts, ssh_config, authorized_keys
+  hosts/<name>/           per-host disk: pbs.conf, spool/ (PBS_HOME), sshd config and host key, console.log
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from pbs_harness.localcluster.spec import ClusterSpec
+
+DEFAULT_STATE_DIR = Path("/var/lib/pbs-harness/local")
+
+
+def state_dir() -> Path:
+    return Path(os.environ.get("PBS_HARNESS_STATE_DIR", str(DEFAULT_STATE_DIR)))
+
+
+@dataclass
+class ClusterState:
+    """Persistent record of one local cluster."""
+
+    subnet: str
+    host_count: int
+    prefix: str
+    # Controller paths that did not exist and were created as bind-mount targets.
+    created_paths: list[str] = field(default_factory=list)
+
+    @property
+    def spec(self) -> ClusterSpec:
+        return ClusterSpec(subnet=self.subnet, host_count=self.host_count, prefix=self.prefix)
+
+    @classmethod
+    def from_spec(cls, spec: ClusterSpec) -> ClusterState:
+        return cls(subnet=spec.subnet, host_count=spec.host_count, prefix=spec.prefix)
+
+
+def load(root: Path | None = None) -> ClusterState | None:
+    path = (root or state_dir()) / "state.json"
+    if not path.exists():
+        return None
+    data = json.loads(path.read_text())
+    return ClusterState(**data)
+
+
+def save(state: ClusterState, root: Path | None = None) -> None:
+    base = root or state_dir()
+    base.mkdir(parents=True, exist_ok=True, mode=0o700)
+    tmp = base / "state.json.tmp"
+    tmp.write_text(json.dumps(asdict(state), indent=2) + "\n")
+    tmp.replace(base / "state.json")
+
+
+def host_dir(name: str, root: Path | None = None) -> Path:
+    return (root or state_dir()) / "hosts" / name
+
+
+def ssh_dir(root: Path | None = None) -> Path:
+    return (root or state_dir()) / "ssh"

@@ -1,0 +1,36 @@
+"""Where the project's files are (playbooks, inventories, suites) and which inventory is in use."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from pbs_harness.errors import PreconditionError
+
+DEFAULT_INVENTORY = "inventory/local"
+
+
+def root() -> Path:
+    """The checkout holding playbooks/ and ptl_tests/ (env PBS_HARNESS_ROOT overrides)."""
+    env = os.environ.get("PBS_HARNESS_ROOT")
+    candidates = [Path(env)] if env else []
+    candidates += [Path(__file__).resolve().parent.parent, Path.cwd()]
+    for cand in candidates:
+        if (cand / "playbooks" / "site.yml").exists():
+            return cand
+    raise PreconditionError(
+        "cannot find the pbs-harness project files (playbooks/site.yml)",
+        "run from the pbs-harness checkout or set PBS_HARNESS_ROOT to it",
+    )
+
+
+def inventory_path(arg: str | None) -> Path:
+    path = Path(arg) if arg else root() / DEFAULT_INVENTORY
+    if not path.is_absolute() and not path.exists():
+        path = root() / path
+    if not path.exists():
+        raise PreconditionError(
+            f"inventory {arg or DEFAULT_INVENTORY!s} does not exist",
+            "pass -i with an inventory directory or file (see inventory/cloud.example/)",
+        )
+    return path.resolve()
