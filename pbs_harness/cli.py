@@ -57,6 +57,68 @@ def cmd_cluster_ssh(args: argparse.Namespace) -> int:
     return errors.EXIT_FAILED  # not reached
 
 
+def _inventory(args: argparse.Namespace):
+    from pbs_harness import inventory, project
+
+    path = project.inventory_path(args.inventory)
+    _progress(f"inventory {path}")
+    inv = inventory.load(path)
+    inventory.check_openpbs_local(inv)
+    inventory.check_reachable(inv, timeout=args.connect_timeout)
+    return inv
+
+
+def cmd_deploy(args: argparse.Namespace) -> int:
+    from pbs_harness import deploy
+
+    inv = _inventory(args)
+    _progress(f"deploying OpenPBS to {len(inv.hosts)} hosts (server {inv.server.name})")
+    extra = ["--check", "--diff"] if args.check else []
+    if args.tags:
+        extra += ["--tags", args.tags]
+    run = deploy.run_playbook("site.yml", inv.path, extra, _progress)
+    for recap in run.recap.values():
+        print(f"  {recap.host:12} ok={recap.ok} changed={recap.changed} failed={recap.failed}")
+    _progress(f"deploy finished in {run.seconds:.1f}s, changed={run.changed} (log: {run.log})")
+    if args.check or args.no_verify:
+        return errors.EXIT_OK
+    return cmd_verify(args, inv)
+
+
+def cmd_verify(args: argparse.Namespace, inv=None) -> int:
+    from pbs_harness import verify
+
+    inv = inv or _inventory(args)
+    _progress("verifying hosts (testinfra)")
+    rc = verify.run(inv)
+    _progress("verify: all checks passed" if rc == 0 else f"verify: checks failed (pytest rc={rc})")
+    return errors.EXIT_OK if rc == 0 else errors.EXIT_FAILED
+
+
+def cmd_up(args: argparse.Namespace) -> int:
+    cmd_cluster_up(args)
+    return cmd_deploy(args)
+
+
+def cmd_test(args: argparse.Namespace) -> int:
+    import subprocess
+
+    from pbs_harness import project
+
+    root = project.root()
+    reports = root / "reports"
+    reports.mkdir(exist_ok=True)
+    argv = [
+        sys.executable, "-m", "pytest", str(root / "ptl_tests"),
+        "--junitxml", str(reports / "acceptance-junit.xml"),
+    ]  # fmt: skip
+    if args.inventory:
+        argv += ["--inventory", args.inventory]
+    argv += args.pytest_args
+    _progress("running acceptance suites: " + " ".join(argv[3:]))
+    return subprocess.call(argv, cwd=root)
+
+
 def _lifecycle(verb: str):
     def handler(args: argparse.Namespace) -> int:
         from pbs_harness.localcluster import hostproc, network, provider
@@ -86,6 +148,35 @@ def build_parser() -> argparse.ArgumentParser:
     def shape(p: argparse.ArgumentParser) -> None:
         p.add_argument("--hosts", type=int, default=DEFAULT_HOSTS, help=f"number of hosts (default {DEFAULT_HOSTS})")
         p.add_argument("--subnet", default=DEFAULT_SUBNET, help=f"private IPv4 /24 (default {DEFAULT_SUBNET})")
+
+    def target(p: argparse.ArgumentParser) -> None:
+        p.add_argument("-i", "--inventory", help="inventory path (default inventory/local)")
+        p.add_argument(
+            "--connect-timeout", type=float, default=10, help="seconds to wait for each host's SSH port (default 10)"
+        )
+
+    def deploy_opts(p: argparse.ArgumentParser) -> None:
+        target(p)
+        p.add_argument("--check", action="store_true", help="ansible --check --diff: show what would change")
+        p.add_argument("--tags", help="only these role tags (install, configure, qmgr, hooks)")
+        p.add_argument("--no-verify", action="store_true", help="skip the testinfra host checks after deploy")
+
+    p = sub.add_parser("up", help="local cluster up + deploy OpenPBS on it")
+    shape(p)
+    deploy_opts(p)
+    p.set_defaults(func=cmd_up)
+    p = sub.add_parser("deploy", help="deploy OpenPBS, hooks and configs with Ansible, then verify")
+    deploy_opts(p)
+    p.set_defaults(func=cmd_deploy)
+    p = sub.add_parser("verify", help="testinfra checks of the deployed hosts")
+    target(p)
+    p.set_defaults(func=cmd_verify)
+    p = sub.add_parser("test", help="run the acceptance suites (extra args go to pytest)")
+    p.add_argument("-i", "--inventory", help="inventory path (default inventory/local)")
+    p.add_argument("pytest_args", nargs=argparse.REMAINDER, help="arguments for pytest")
+    p.set_defaults(func=cmd_test)
+    sub.add_parser("down", help="remove the local cluster").set_defaults(func=cmd_cluster_down)
+    sub.add_parser("status", help="state of the local cluster's hosts").set_defaults(func=cmd_cluster_status)
 
     cluster = sub.add_parser("cluster", help="local cluster of namespaced hosts")
     csub = cluster.add_subparsers(dest="verb", required=True, metavar="VERB")

@@ -1,0 +1,98 @@
+"""Run the project's playbooks with progress, and read the PLAY RECAP."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from pbs_harness import project
+from pbs_harness.errors import HarnessError, UnreachableError
+
+RECAP_RE = re.compile(
+    r"^(?P<host>\S+)\s+:\s+ok=(?P<ok>\d+)\s+changed=(?P<changed>\d+)\s+unreachable=(?P<unreachable>\d+)\s+"
+    r"failed=(?P<failed>\d+)"
+)
+TASK_RE = re.compile(r"^(TASK|PLAY|RUNNING HANDLER) \[(?P<name>.*)\]")
+
+
+@dataclass(frozen=True)
+class HostRecap:
+    host: str
+    ok: int
+    changed: int
+    unreachable: int
+    failed: int
+
+
+def parse_recap(lines: Sequence[str]) -> dict[str, HostRecap]:
+    recap: dict[str, HostRecap] = {}
+    for line in lines:
+        m = RECAP_RE.match(line.strip())
+        if m:
+            recap[m["host"]] = HostRecap(
+                m["host"], int(m["ok"]), int(m["changed"]), int(m["unreachable"]), int(m["failed"])
+            )
+    return recap
+
+
+def _ansible_bin(name: str) -> str:
+    exe = Path(sys.executable).parent / name
+    return str(exe) if exe.exists() else name
+
+
+@dataclass(frozen=True)
+class PlaybookRun:
+    rc: int
+    seconds: float
+    recap: dict[str, HostRecap]
+    log: Path
+
+    @property
+    def changed(self) -> int:
+        return sum(r.changed for r in self.recap.values())
+
+
+def run_playbook(
+    playbook: str,
+    inventory: Path,
+    extra: Sequence[str] = (),
+    progress: Callable[[str], None] = print,
+    log_dir: Path | None = None,
+) -> PlaybookRun:
+    """Run playbooks/<playbook>; print task names as progress; full output goes to a log file."""
+    root = project.root()
+    log_dir = log_dir or root / "reports"
+    log_dir.mkdir(parents=True, exist_ok=True)
+    log = log_dir / f"ansible-{Path(playbook).stem}.log"
+    argv = [_ansible_bin("ansible-playbook"), "-i", str(inventory), str(root / "playbooks" / playbook), *extra]
+    env = dict(os.environ, ANSIBLE_CONFIG=str(root / "ansible.cfg"), ANSIBLE_FORCE_COLOR="0", PYTHONUNBUFFERED="1")
+    start = time.monotonic()
+    lines: list[str] = []
+    with log.open("w") as out:
+        proc = subprocess.Popen(
+            argv, cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1
+        )
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            out.write(line)
+            lines.append(line)
+            m = TASK_RE.match(line)
+            if m:
+                progress(f"  {m.group(1).lower()}: {m['name']}")
+            elif line.startswith(("fatal:", "failed:")) or "UNREACHABLE!" in line:
+                progress("  " + line.rstrip()[:400])
+        rc = proc.wait()
+    result = PlaybookRun(rc, time.monotonic() - start, parse_recap(lines), log)
+    if rc != 0:
+        unreachable = [r.host for r in result.recap.values() if r.unreachable]
+        failed = [r.host for r in result.recap.values() if r.failed]
+        if unreachable:
+            raise UnreachableError(f"{playbook}: unreachable hosts: {', '.join(unreachable)}", f"full output: {log}")
+        raise HarnessError(f"{playbook} failed (rc={rc}) on: {', '.join(failed) or 'see log'}", f"full output: {log}")
+    return result

@@ -1,0 +1,1 @@
+"""PBS client API over the harness's remote execution."""

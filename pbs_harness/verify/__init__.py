@@ -1,0 +1,26 @@
+"""`pbs-harness verify`: testinfra checks of deployed hosts (daemons, ports, configs, hooks)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from pbs_harness import project
+from pbs_harness.inventory import Inventory
+
+CHECKS = Path(__file__).with_name("test_deployed_hosts.py")
+
+
+def run(inv: Inventory) -> int:
+    """Run the checks against every inventory host; returns pytest's exit code."""
+    reports = project.root() / "reports"
+    reports.mkdir(exist_ok=True)
+    argv = [
+        sys.executable, "-m", "pytest", str(CHECKS),
+        f"--hosts=ansible://all?ansible_inventory={inv.path}",
+        "-p", "no:cacheprovider", "-q", "--no-header", "-o", "addopts=",
+        "-n", "6",
+        "--junitxml", str(reports / "verify-junit.xml"),
+    ]  # fmt: skip
+    return subprocess.call(argv, cwd=project.root())

@@ -1,0 +1,3 @@
+"""Acceptance suites run against the cluster named by --inventory (default inventory/local)."""
+
+pytest_plugins = ["pbs_harness.plugin"]

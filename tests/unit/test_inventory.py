@@ -1,0 +1,87 @@
+"""Inventory model: groups, SSH settings, and the bad inventories users write."""
+
+from pathlib import Path
+
+import pytest
+
+from pbs_harness.errors import PreconditionError, UnreachableError
+from pbs_harness.inventory import Inventory, InventoryHost, check_reachable, parse
+
+P = Path("inv")
+
+
+def listing(**overrides: object) -> dict:
+    data: dict = {
+        "_meta": {
+            "hostvars": {
+                "s1": {
+                    "ansible_host": "10.1.0.2",
+                    "ansible_user": "admin",
+                    "ansible_ssh_private_key_file": "/k/id",
+                    "ansible_ssh_common_args": "-o UserKnownHostsFile=/k/known -o StrictHostKeyChecking=yes",
+                    "openpbs_install_method": "existing",
+                },
+                "m1": {"ansible_host": "10.1.0.3"},
+            }
+        },
+        "all": {"children": ["ungrouped", "pbs_server", "pbs_moms", "execution"]},
+        "pbs_server": {"hosts": ["s1"]},
+        "pbs_moms": {"hosts": ["s1"], "children": ["execution"]},
+        "execution": {"hosts": ["m1"]},
+    }
+    data.update(overrides)
+    return data
+
+
+def test_groups_resolve_children_and_server_is_a_mom() -> None:
+    inv = parse(listing(), P)
+    assert inv.server.name == "s1"
+    assert [m.name for m in inv.moms] == ["s1", "m1"]
+    assert [c.name for c in inv.clients] == ["s1"]  # no pbs_clients group: the server submits
+
+
+def test_ssh_target_from_connection_vars() -> None:
+    target = parse(listing(), P).server.ssh_target()
+    assert (target.address, target.user, target.key_file) == ("10.1.0.2", "admin", "/k/id")
+    assert target.known_hosts == "/k/known"
+    assert target.strict_host_keys
+
+
+def test_disabled_host_key_checking_is_noticed() -> None:
+    host = InventoryHost("x", {"ansible_ssh_common_args": "-oStrictHostKeyChecking=no"}, frozenset())
+    assert not host.ssh_target().strict_host_keys
+
+
+def test_inventory_without_server_is_rejected() -> None:
+    data = listing()
+    del data["pbs_server"]
+    with pytest.raises(PreconditionError, match="pbs_server must hold exactly one host") as err:
+        parse(data, P)
+    assert "pbs_server:" in err.value.hint
+
+
+def test_two_servers_are_rejected() -> None:
+    with pytest.raises(PreconditionError, match=r"found: s1, m1"):
+        parse(listing(pbs_server={"hosts": ["s1", "m1"]}), P)
+
+
+def test_inventory_without_moms_is_rejected() -> None:
+    with pytest.raises(PreconditionError, match="pbs_moms has no hosts"):
+        parse(listing(pbs_moms={"hosts": []}), P)
+
+
+def test_unknown_install_method_names_both_methods() -> None:
+    data = listing()
+    data["_meta"]["hostvars"]["s1"]["openpbs_install_method"] = "source"
+    with pytest.raises(PreconditionError, match="unknown openpbs_install_method 'source'") as err:
+        parse(data, P)
+    assert "existing" in err.value.hint
+    assert "packages" in err.value.hint
+
+
+def test_unreachable_host_is_named_within_the_timeout() -> None:
+    # 127.0.0.1 port 9 (discard) is closed on this machine: a refused connection, fast and local.
+    hosts = {"m9": InventoryHost("m9", {"ansible_host": "127.0.0.1", "ansible_port": 9}, frozenset())}
+    inv = Inventory(P, hosts, {"pbs_server": ["m9"], "pbs_moms": ["m9"]})
+    with pytest.raises(UnreachableError, match=r"m9 \(127.0.0.1:9\)"):
+        check_reachable(inv, timeout=2)

@@ -1,0 +1,59 @@
+"""Small pure pieces: recap parsing, waits, quoting, job output sections, preflight checks."""
+
+import itertools
+
+import pytest
+
+from pbs_harness.deploy import parse_recap
+from pbs_harness.errors import PreconditionError
+from pbs_harness.localcluster import preflight
+from pbs_harness.transport import as_user, to_shell
+from pbs_harness.waits import WaitTimeout, wait_until
+from ptl_tests import jobscripts
+
+RECAP = """
+PLAY RECAP *********************************************************************
+pbsh01                     : ok=42   changed=3    unreachable=0    failed=0    skipped=5    rescued=0    ignored=0
+pbsh02                     : ok=20   changed=0    unreachable=1    failed=0    skipped=2    rescued=0    ignored=0
+"""
+
+
+def test_parse_recap() -> None:
+    recap = parse_recap(RECAP.splitlines())
+    assert recap["pbsh01"].changed == 3
+    assert recap["pbsh02"].unreachable == 1
+    assert set(recap) == {"pbsh01", "pbsh02"}
+
+
+def test_wait_until_returns_first_matching_value() -> None:
+    counter = itertools.count()
+    assert wait_until(lambda: next(counter), lambda v: v >= 3, timeout=5, describe="3", interval=0.001) == 3
+
+
+def test_wait_until_timeout_reports_last_value() -> None:
+    with pytest.raises(WaitTimeout, match=r"job_state=R; last observed: 'Q'") as err:
+        wait_until(lambda: "Q", lambda v: v == "R", timeout=0.05, describe="job_state=R", interval=0.01)
+    assert err.value.last == "Q"
+
+
+def test_commands_are_quoted() -> None:
+    assert to_shell(["echo", "a b", "$X"]) == "echo 'a b' '$X'"
+    assert as_user("qstat -f 'x y'", "pbsuser1") == "runuser -l pbsuser1 -c 'qstat -f '\"'\"'x y'\"'\"''"
+
+
+def test_job_output_sections() -> None:
+    text = "junk\n== nodefile\nh1\nh2\n== pbsdsh\nh2\n\nh1\n== end\n"
+    assert jobscripts.section(text, "nodefile") == ["h1", "h2"]
+    assert jobscripts.section(text, "pbsdsh") == ["h2", "h1"]
+
+
+def test_not_root_is_refused_with_a_fix() -> None:
+    with pytest.raises(PreconditionError, match="needs root") as err:
+        preflight.check_root(lambda: 1000)
+    assert "sudo" in err.value.hint
+
+
+def test_missing_programs_name_their_debian_packages() -> None:
+    with pytest.raises(PreconditionError, match="tini") as err:
+        preflight.check_programs(lambda prog: None if prog == "tini" else f"/usr/bin/{prog}")
+    assert "apt-get install -y tini" in err.value.hint
