@@ -1,0 +1,43 @@
+# pbs-harness — the two commands of the README:
+#   make acceptance   bring up the local cluster, deploy OpenPBS, run the acceptance suites, write the report
+#   make test         the project's own tests: lint + unit tests (+ acceptance suites, which skip without a cluster)
+
+VENV      ?= .venv
+PY        := $(VENV)/bin/python
+HARNESS   := $(VENV)/bin/pbs-harness
+PYTEST_ARGS ?=
+
+.PHONY: venv test unit lint acceptance down bench clean
+
+$(VENV)/.installed: requirements.txt requirements-dev.txt pyproject.toml
+	python3 -m venv $(VENV)
+	$(VENV)/bin/pip install -q --disable-pip-version-check -r requirements-dev.txt
+	$(VENV)/bin/pip install -q --disable-pip-version-check --no-deps -e .
+	touch $@
+
+venv: $(VENV)/.installed
+
+lint: venv
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	PATH=$(CURDIR)/$(VENV)/bin:$$PATH $(VENV)/bin/ansible-lint --offline -q
+
+unit: venv
+	$(PY) -m pytest tests -q
+
+test: lint unit
+	# Acceptance suites: they skip with the reason when no cluster/OpenPBS is available.
+	$(PY) -m pytest ptl_tests -q -rs $(PYTEST_ARGS)
+
+acceptance: venv
+	$(HARNESS) up
+	$(HARNESS) test -q -rs $(PYTEST_ARGS)
+
+down: venv
+	$(HARNESS) down
+
+bench: venv
+	$(PY) bench/bench_deploy.py
+
+clean:
+	rm -rf $(VENV) reports .pytest_cache .ruff_cache
