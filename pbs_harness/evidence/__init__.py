@@ -1,0 +1,1 @@
+"""Evidence readers: daemon logs and accounting records of any host."""

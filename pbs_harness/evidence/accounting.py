@@ -1,0 +1,84 @@
+"""Accounting records (`PBS_HOME/server_priv/accounting/YYYYMMDD`) parsed into typed records.
+
+A line is `MM/DD/YYYY HH:MM:SS;TYPE;ID;key=value key=value ...`. OpenPBS quotes a value that
+contains spaces with double quotes, or with single quotes when the value holds a double quote.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+TIME_FORMAT = "%m/%d/%Y %H:%M:%S"
+
+
+@dataclass(frozen=True)
+class AccountingRecord:
+    time: datetime
+    type: str
+    id: str
+    fields: dict[str, str]
+    resource_list: dict[str, str] = field(default_factory=dict)
+    resources_used: dict[str, str] = field(default_factory=dict)
+    raw: str = ""
+
+    def get(self, key: str, default: str | None = None) -> str | None:
+        return self.fields.get(key, default)
+
+
+def split_fields(message: str) -> list[str]:
+    """Split `k=v k="a b" k='say "x"'` on spaces outside quotes; quotes are removed."""
+    items, cur, quote = [], [], ""
+    for ch in message:
+        if quote:
+            if ch == quote:
+                quote = ""
+            else:
+                cur.append(ch)
+        elif ch in "\"'" and cur and cur[-1] == "=":
+            quote = ch
+        elif ch == " ":
+            if cur:
+                items.append("".join(cur))
+                cur = []
+        else:
+            cur.append(ch)
+    if cur:
+        items.append("".join(cur))
+    return items
+
+
+def parse_line(line: str) -> AccountingRecord | None:
+    parts = line.rstrip("\n").split(";", 3)
+    if len(parts) < 3:
+        return None
+    try:
+        when = datetime.strptime(parts[0], TIME_FORMAT)
+    except ValueError:
+        return None
+    message = parts[3] if len(parts) > 3 else ""
+    fields: dict[str, str] = {}
+    for item in split_fields(message):
+        key, sep, value = item.partition("=")
+        if sep:
+            fields[key] = value
+    rl = {k.split(".", 1)[1]: v for k, v in fields.items() if k.startswith("Resource_List.")}
+    ru = {k.split(".", 1)[1]: v for k, v in fields.items() if k.startswith("resources_used.")}
+    return AccountingRecord(when, parts[1], parts[2], fields, rl, ru, line.rstrip("\n"))
+
+
+def parse(text: str) -> list[AccountingRecord]:
+    return [r for r in (parse_line(line) for line in text.splitlines()) if r is not None]
+
+
+def of(records: list[AccountingRecord], record_id: str, types: str | None = None) -> list[AccountingRecord]:
+    """Records of one job/reservation id, optionally only the given type letters, in file order."""
+    return [r for r in records if r.id == record_id and (types is None or r.type in types)]
+
+
+def walltime_seconds(value: str) -> int:
+    """`HH:MM:SS` (or plain seconds) to seconds."""
+    total = 0
+    for part in value.split(":"):
+        total = total * 60 + int(part)
+    return total
