@@ -1,0 +1,141 @@
+"""Fault injection with a heal contract.
+
+A fault is started on one target and healed exactly once; `Nemesis` keeps the active faults,
+refuses to start a second fault of the same kind on the same target, and `heal_all` heals
+whatever is still active — in a `finally`, in fixture teardown, on Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from pbs_harness.cluster import Cluster
+from pbs_harness.localcluster import hostproc, network, provider
+
+
+class Fault(Protocol):
+    kind: str
+    target: str
+
+    def start(self) -> None: ...
+
+    def heal(self) -> None: ...
+
+
+def _local_host(cluster: Cluster, name: str):  # noqa: ANN202 - HostSpec
+    if not cluster.inventory.is_local_cluster:
+        raise NotImplementedError(f"host-level faults need the local cluster; {name} is not one of its hosts")
+    return provider.host(name)
+
+
+@dataclass
+class HostCrash:
+    """Every process of the host dies at once; heal boots it (same name, IP, disk; PBS restarts)."""
+
+    cluster: Cluster
+    target: str
+    kind: str = "host-crash"
+
+    def start(self) -> None:
+        hostproc.crash(_local_host(self.cluster, self.target))
+        self.cluster.hosts[self.target].close()
+
+    def heal(self) -> None:
+        hostproc.boot(_local_host(self.cluster, self.target))
+
+
+@dataclass
+class HostPause:
+    """All processes of the host frozen (the cgroup freezer); heal thaws them."""
+
+    cluster: Cluster
+    target: str
+    kind: str = "host-pause"
+
+    def start(self) -> None:
+        hostproc.pause(_local_host(self.cluster, self.target))
+
+    def heal(self) -> None:
+        hostproc.resume(_local_host(self.cluster, self.target))
+
+
+@dataclass
+class HostPartition:
+    """Traffic to and from the host dropped while its processes live; heal restores it."""
+
+    cluster: Cluster
+    target: str
+    kind: str = "host-partition"
+
+    def start(self) -> None:
+        network.partition(_local_host(self.cluster, self.target))
+
+    def heal(self) -> None:
+        network.heal(_local_host(self.cluster, self.target))
+
+
+@dataclass
+class MomSignal:
+    """SIGSTOP (pause) or SIGKILL the host's pbs_mom; heal sends SIGCONT or starts pbs_mom again."""
+
+    cluster: Cluster
+    target: str
+    signal: str = "STOP"
+    kind: str = field(init=False)
+
+    def __post_init__(self) -> None:
+        if self.signal not in ("STOP", "KILL"):
+            raise ValueError(f"MomSignal supports STOP and KILL, not {self.signal}")
+        self.kind = f"mom-{self.signal.lower()}"
+
+    def start(self) -> None:
+        self.cluster.hosts[self.target].check(["pkill", f"-{self.signal}", "-x", "pbs_mom"])
+
+    def heal(self) -> None:
+        host = self.cluster.hosts[self.target]
+        host.run(["pkill", "-CONT", "-x", "pbs_mom"])
+        if not host.run(["pgrep", "-x", "pbs_mom"]).ok:
+            host.check([str(self.cluster.prefix / "sbin" / "pbs_mom")])
+
+
+class FaultAlreadyActive(RuntimeError):
+    """A second fault of the same kind on the same target (Jepsen's "already disrupting")."""
+
+
+@dataclass
+class Nemesis:
+    active: list[Fault] = field(default_factory=list)
+
+    def start(self, fault: Fault) -> Fault:
+        if any(f.kind == fault.kind and f.target == fault.target for f in self.active):
+            raise FaultAlreadyActive(f"{fault.kind} already active on {fault.target}")
+        self.active.append(fault)  # recorded first: a half-started fault is still healed
+        fault.start()
+        return fault
+
+    def heal(self, fault: Fault) -> None:
+        if fault in self.active:
+            self.active.remove(fault)
+            fault.heal()
+
+    @contextlib.contextmanager
+    def inject(self, fault: Fault) -> Iterator[Fault]:
+        self.start(fault)
+        try:
+            yield fault
+        finally:
+            self.heal(fault)
+
+    def heal_all(self) -> list[str]:
+        """Heal every active fault, last first; returns errors instead of raising them."""
+        problems = []
+        while self.active:
+            fault = self.active.pop()
+            try:
+                fault.heal()
+            except Exception as exc:  # noqa: BLE001 - teardown reports, never masks the test's failure
+                problems.append(f"healing {fault.kind} on {fault.target}: {exc}")
+        return problems
