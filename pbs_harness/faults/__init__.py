@@ -25,7 +25,7 @@ class Fault(Protocol):
     def heal(self) -> None: ...
 
 
-def _local_host(cluster: Cluster, name: str):  # noqa: ANN202 - HostSpec
+def _local_host(cluster: Cluster, name: str):
     if not cluster.inventory.is_local_cluster:
         raise NotImplementedError(f"host-level faults need the local cluster; {name} is not one of its hosts")
     return provider.host(name)

@@ -1,8 +1,8 @@
 """Parsers for PBS's compact notations: exec_host, exec_vnode, select specs.
 
-    exec_host   "h1/0*2+h2/1"                      -> [ExecHostEntry(h1, 0, 2), ExecHostEntry(h2, 1, 1)]
-    exec_vnode  "(h1:ncpus=1+h1[0]:mem=1gb)+(h2:ncpus=2)" -> chunks (super-chunks) of vnode slices
-    select      "2:ncpus=3:mem=2gb+ncpus=1"        -> [SelectChunk(2, {...}), SelectChunk(1, {...})]
+exec_host   "h1/0*2+h2/1"                      -> [ExecHostEntry(h1, 0, 2), ExecHostEntry(h2, 1, 1)]
+exec_vnode  "(h1:ncpus=1+h1[0]:mem=1gb)+(h2:ncpus=2)" -> chunks (super-chunks) of vnode slices
+select      "2:ncpus=3:mem=2gb+ncpus=1"        -> [SelectChunk(2, {...}), SelectChunk(1, {...})]
 """
 
 from __future__ import annotations

@@ -13,8 +13,8 @@ from pbs_harness.localcluster import network, preflight
 from pbs_harness.localcluster.spec import ClusterSpec
 
 
-def fake_ip(addrs: list, routes: list):  # noqa: ANN201 - returns a stand-in for shell.check
-    def check(argv, **_: object) -> str:  # noqa: ANN001
+def fake_ip(addrs: list, routes: list):
+    def check(argv, **_: object) -> str:
         if argv[:4] == ["ip", "-j", "-4", "addr"]:
             return json.dumps(addrs)
         if argv[:4] == ["ip", "-j", "-4", "route"]:
