@@ -1,0 +1,25 @@
+"""Daemon log line parsing (both timestamp resolutions OpenPBS can write)."""
+
+from datetime import datetime
+
+from pbs_harness.evidence.logs import parse_line
+
+
+def test_high_resolution_line() -> None:
+    line = parse_line("11/21/2026 16:20:00.123456;0100;Server@pbsh01;Job;12.pbsh01;Job Queued at request of u")
+    assert line is not None
+    assert line.time == datetime(2026, 11, 21, 16, 20, 0, 123456)
+    assert line.event == 0x100
+    assert (line.source, line.obj_class, line.obj) == ("Server@pbsh01", "Job", "12.pbsh01")
+    assert line.message == "Job Queued at request of u"
+
+
+def test_message_may_contain_semicolons_and_low_resolution_time() -> None:
+    line = parse_line("11/21/2026 16:20:00;0008;pbs_mom;Job;3.s;a;b")
+    assert line is not None
+    assert line.message == "a;b"
+
+
+def test_garbage() -> None:
+    assert parse_line("hello") is None
+    assert parse_line("xx/21/2026 16:20:00;0008;a;b;c;d") is None
