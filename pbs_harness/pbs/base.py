@@ -1,0 +1,50 @@
+"""Shared plumbing of the PBS client modules: where commands run and how they are quoted."""
+
+from __future__ import annotations
+
+import json
+import shlex
+from typing import Any
+
+from pbs_harness.cluster import Cluster
+from pbs_harness.transport import CommandError, CommandResult, RemoteHost
+
+
+def parse_json(text: str) -> dict[str, Any]:
+    # qstat/pbsnodes may emit control characters inside strings (job environments): be lenient.
+    return json.loads(text, strict=False) if text.strip() else {}
+
+
+class PbsCommands:
+    """Runs PBS commands from PBS_EXEC on one host (the submit host by default)."""
+
+    def __init__(self, cluster: Cluster, host: RemoteHost | None = None) -> None:
+        self.cluster = cluster
+        self.host = host or cluster.client
+
+    def line(self, name: str, *args: str, sbin: bool = False) -> str:
+        path = self.cluster.prefix / ("sbin" if sbin else "bin") / name
+        return shlex.join([str(path), *args])
+
+    def run(self, name: str, *args: str, user: str | None = None, stdin: str | None = None) -> CommandResult:
+        return self.host.run(self.line(name, *args), user=user, stdin=stdin)
+
+    def check(self, name: str, *args: str, user: str | None = None, stdin: str | None = None) -> CommandResult:
+        __tracebackhide__ = True
+        res = self.run(name, *args, user=user, stdin=stdin)
+        if not res.ok:
+            raise CommandError(res)
+        return res
+
+    def json(self, name: str, *args: str, user: str | None = None) -> dict[str, Any]:
+        return parse_json(self.check(name, *args, user=user).stdout)
+
+
+def qmgr_value(value: object) -> str:
+    """A value as qmgr wants it: booleans as True/False, strings with specials double-quoted."""
+    if isinstance(value, bool):
+        return "True" if value else "False"
+    text = str(value)
+    if any(ch in text for ch in ' ,="#'):
+        return '"' + text.replace('"', '\\"') + '"'
+    return text

@@ -1,0 +1,51 @@
+"""Site hooks on the server: create with attributes, import a body (and config), delete."""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Mapping
+
+from pbs_harness.pbs.base import PbsCommands, qmgr_value
+from pbs_harness.transport import CommandError
+
+
+class Hooks(PbsCommands):
+    def __init__(self, cluster, host=None) -> None:
+        super().__init__(cluster, host or cluster.server)
+
+    def _qmgr(self, directive: str) -> None:
+        self.check("qmgr", "-c", directive)
+
+    def _upload(self, content: str) -> str:
+        # mktemp on the server host: a private, unpredictable name.
+        path = self.host.check(["mktemp", "/tmp/pbs-harness-hook.XXXXXXXX"]).stdout.strip()
+        self.host.check(f"cat > {shlex.quote(path)}", stdin=content)
+        return path
+
+    def create(self, name: str, body: str, attrs: Mapping[str, object], *, config: str | None = None) -> None:
+        """Create (or replace) hook `name` with the given body, attributes (event, order, alarm...)."""
+        if name in self.names():
+            self.delete(name)
+        self._qmgr(f"create hook {name}")
+        items = ",".join(f"{k}={qmgr_value(v)}" for k, v in attrs.items())
+        if items:
+            self._qmgr(f"set hook {name} {items}")
+        self.import_file(name, body, "application/x-python")
+        if config is not None:
+            self.import_file(name, config, "application/x-config")
+
+    def import_file(self, name: str, content: str, content_type: str) -> None:
+        path = self._upload(content)
+        try:
+            self._qmgr(f"import hook {name} {content_type} default {path}")
+        finally:
+            self.host.run(["rm", "-f", path])
+
+    def delete(self, name: str) -> None:
+        res = self.run("qmgr", "-c", f"delete hook {name}")
+        if not res.ok and "No such hook" not in res.stderr + res.stdout:
+            raise CommandError(res)
+
+    def names(self) -> list[str]:
+        out = self.check("qmgr", "-c", "list hook").stdout
+        return [line.split(None, 1)[1].strip() for line in out.splitlines() if line.startswith("Hook ")]

@@ -1,0 +1,64 @@
+"""Reservations: pbs_rsub / pbs_rstat / pbs_rdel / pbs_ralter.
+
+pbs_rstat has no JSON output; `pbs_rstat -F` prints `Resv ID: X` then `name = value` lines,
+which are parsed here (state names are the long form, e.g. RESV_CONFIRMED).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from pbs_harness.pbs.base import PbsCommands
+from pbs_harness.transport import CommandError, CommandResult
+from pbs_harness.waits import wait_until
+
+RESV_ID_RE = re.compile(r"^(?P<id>[RSM]\d+\.\S+)\s+(?P<state>\S+)")
+
+
+def parse_rstat(text: str) -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    current: dict[str, Any] | None = None
+    for line in text.splitlines():
+        if line.startswith("Resv ID: "):
+            current = out.setdefault(line.split(": ", 1)[1].strip(), {})
+        elif current is not None and " = " in line:
+            key, value = line.split(" = ", 1)
+            current[key.strip()] = value.strip()
+    return out
+
+
+class Reservations(PbsCommands):
+    def submit(self, *args: str, user: str) -> tuple[str, str]:
+        """pbs_rsub as user; returns (reservation id, initial state word such as UNCONFIRMED)."""
+        res = self.run("pbs_rsub", *args, user=user)
+        if not res.ok:
+            raise CommandError(res)
+        m = RESV_ID_RE.match(res.stdout.strip())
+        if not m:
+            raise CommandError(res)
+        return m["id"], m["state"]
+
+    def status(self, resv_id: str) -> dict[str, Any]:
+        res = self.run("pbs_rstat", "-F", resv_id)
+        return parse_rstat(res.stdout).get(resv_id, {}) if res.ok else {}
+
+    def all(self) -> dict[str, dict[str, Any]]:
+        res = self.run("pbs_rstat", "-F")
+        return parse_rstat(res.stdout) if res.ok else {}
+
+    def delete(self, resv_id: str, *, user: str | None = None) -> CommandResult:
+        return self.run("pbs_rdel", resv_id, user=user)
+
+    def alter(self, resv_id: str, *args: str, user: str | None = None) -> CommandResult:
+        return self.run("pbs_ralter", *args, resv_id, user=user)
+
+    def wait_state(self, resv_id: str, state: str | Sequence[str], *, timeout: float) -> dict[str, Any]:
+        wanted = {state} if isinstance(state, str) else set(state)
+        return wait_until(
+            lambda: self.status(resv_id),
+            lambda r: r.get("reserve_state") in wanted,
+            timeout=timeout,
+            describe=f"reservation {resv_id} reserve_state in {sorted(wanted)}",
+        )

@@ -1,0 +1,47 @@
+"""Server, queues and qmgr: status, set/unset of attributes, stop and start of the server."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pbs_harness.pbs.base import PbsCommands, qmgr_value
+from pbs_harness.transport import CommandResult
+from pbs_harness.waits import wait_until
+
+
+class Server(PbsCommands):
+    def status(self) -> dict[str, Any]:
+        servers = self.json("qstat", "-Bf", "-F", "json").get("Server", {})
+        return next(iter(servers.values()), {})
+
+    def queues(self) -> dict[str, dict[str, Any]]:
+        return self.json("qstat", "-Qf", "-F", "json").get("Queue", {})
+
+    def qmgr(self, directive: str, *, user: str | None = None) -> CommandResult:
+        """Run one qmgr directive; the result carries qmgr's own error text."""
+        return self.run("qmgr", "-c", directive, user=user)
+
+    def set(
+        self, attrs: Mapping[str, object], obj: str = "server", name: str = "", *, user: str | None = None
+    ) -> CommandResult:
+        items = ",".join(f"{k}={qmgr_value(v)}" for k, v in attrs.items())
+        return self.qmgr(f"set {obj} {name} {items}".replace("  ", " "), user=user)
+
+    def unset(self, *attrs: str, obj: str = "server", name: str = "", user: str | None = None) -> CommandResult:
+        return self.qmgr(f"unset {obj} {name} {','.join(attrs)}".replace("  ", " "), user=user)
+
+    def stop(self) -> CommandResult:
+        """qterm -t quick: the server stops, running jobs keep running."""
+        return self.run("qterm", "-t", "quick")
+
+    def start(self, timeout: float = 60) -> None:
+        """Start the server daemon on the server host and wait until it answers."""
+        server_host = self.cluster.server
+        server_host.check(f"{self.cluster.prefix}/sbin/pbs_server")
+        wait_until(
+            lambda: self.run("qstat", "-B").ok,
+            bool,
+            timeout=timeout,
+            describe="PBS server answering qstat -B",
+        )
