@@ -18,7 +18,7 @@ class Hooks(PbsCommands):
 
     def _upload(self, content: str) -> str:
         # mktemp on the server host: a private, unpredictable name.
-        path = self.host.check(["mktemp", "/tmp/pbs-harness-hook.XXXXXXXX"]).stdout.strip()
+        path = self.host.check(["mktemp", "-t", "pbs-harness-hook.XXXXXXXX"]).stdout.strip()
         self.host.check(f"cat > {shlex.quote(path)}", stdin=content)
         return path
 
