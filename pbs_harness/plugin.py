@@ -1,18 +1,45 @@
-"""pytest wiring for the acceptance suites: options, the cluster fixtures, skip reasons."""
+"""pytest wiring for the acceptance suites.
+
+Session: inventory -> cluster (SSH connections) -> pbs (client) -> baseline (healed cluster,
+snapshot). Per test (any test using `cluster`): a command transcript, a `nemesis` whose faults
+are healed in teardown, an evidence folder when the test failed, and the baseline restored and
+verified — a test that leaks state it cannot restore fails in teardown naming the leak.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Iterator
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
 
+from pbs_harness import baseline as baseline_mod
 from pbs_harness import inventory as inventory_mod
 from pbs_harness import project
 from pbs_harness.cluster import Cluster
 from pbs_harness.errors import HarnessError
+from pbs_harness.evidence import collect
+from pbs_harness.faults import Nemesis
 from pbs_harness.pbs.client import Pbs
+from pbs_harness.transport import CommandResult
+
+MARKERS = {
+    "acceptance": "runs against a real OpenPBS cluster",
+    "smoke": "minimal end-to-end check of a deployed cluster",
+    "harness": "self-tests of the harness's own machinery on a real cluster",
+    "reliable_startup": "reliable job startup suite",
+    "ramp_down": "node ramp-down suite",
+    "admin_suspend": "admin-suspend / maintenance suite",
+    "resv_reconfirm": "degraded reservation reconfirmation suite",
+    "destructive": "changes the cluster beyond what the baseline restore repairs quickly",
+    "ci": "subset run in CI",
+    "needs_moms(n)": "skip unless the cluster has at least n moms",
+    "spec(*ids)": "spec interfaces (catalogue ids) the test exercises",
+}
+REPORTS_KEY = pytest.StashKey[dict[str, pytest.TestReport]]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -22,6 +49,23 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=os.environ.get("PBS_HARNESS_INVENTORY"),
         help="Ansible inventory of the cluster under test (default: inventory/local)",
     )
+    group.addoption(
+        "--evidence-dir",
+        default=None,
+        help="where evidence folders of failed tests go (default: reports/evidence)",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    for name, text in MARKERS.items():
+        config.addinivalue_line("markers", f"{name}: {text}")
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[pytest.TestReport]:
+    report = yield
+    item.stash.setdefault(REPORTS_KEY, {})[report.when] = report
+    return report
 
 
 def _unavailable_reason(config: pytest.Config) -> str | None:
@@ -62,3 +106,115 @@ def cluster(inventory: inventory_mod.Inventory) -> Iterator[Cluster]:
 @pytest.fixture(scope="session")
 def pbs(cluster: Cluster) -> Pbs:
     return Pbs(cluster)
+
+
+def _heal_local_hosts(cluster: Cluster) -> None:
+    """Undo faults a previous, killed run may have left (Jepsen: heal in setup too)."""
+    if not cluster.inventory.is_local_cluster:
+        return
+    from pbs_harness.localcluster import hostproc, network, provider
+
+    for name in cluster.hosts:
+        spec = provider.host(name)
+        hostproc.resume(spec)
+        network.heal(spec)
+        if not hostproc.is_running(spec):
+            hostproc.boot(spec)
+
+
+def _dirty(snap: baseline_mod.Snapshot) -> list[str]:
+    not_free = sorted(n for n, attrs in snap.nodes.items() if attrs.get("state") != "free")
+    return (
+        ([f"vnodes not free: {', '.join(not_free)}"] if not_free else [])
+        + ([f"jobs: {', '.join(snap.jobs)}"] if snap.jobs else [])
+        + ([f"reservations: {', '.join(snap.reservations)}"] if snap.reservations else [])
+    )
+
+
+@pytest.fixture(scope="session")
+def baseline(pbs: Pbs) -> baseline_mod.Snapshot:
+    """Snapshot of the deployed cluster at session start, after healing leftovers of killed runs."""
+    _heal_local_hosts(pbs.cluster)
+    snap = baseline_mod.take(pbs)
+    if _dirty(snap):
+        # Leftover work of an interrupted run: clear it and give the nodes PBS's own time to come back.
+        baseline_mod.clear_workload(pbs)
+        with contextlib.suppress(AssertionError):
+            pbs.nodes.wait_state(list(snap.nodes), "free", timeout=90)
+        snap = baseline_mod.take(pbs)
+    if _dirty(snap):
+        pytest.fail(
+            "cluster is not at a clean baseline at session start (" + "; ".join(_dirty(snap)) + "); "
+            "run `pbs-harness deploy` (or playbooks/reset.yml) first",
+            pytrace=False,
+        )
+    return snap
+
+
+@pytest.fixture
+def harness_test(request: pytest.FixtureRequest, pbs: Pbs, baseline: baseline_mod.Snapshot) -> Iterator[Nemesis]:
+    """Per-test machinery: transcript, nemesis, evidence on failure, baseline restore + check."""
+    since = datetime.now() - timedelta(seconds=1)
+    transcript: list[CommandResult] = []
+    for host in pbs.cluster:
+        host.recorders.append(transcript.append)
+    nemesis = Nemesis()
+    try:
+        yield nemesis
+    finally:
+        reports = request.node.stash.get(REPORTS_KEY, {})
+        failed = any(r.failed for r in reports.values())
+        folder = None
+        if failed:
+            base = request.config.getoption("--evidence-dir") or str(project.root() / "reports" / "evidence")
+            folder = Path(base) / collect.folder_name(request.node.nodeid)
+            collect.capture_state(pbs.cluster, folder)
+        heal_problems = nemesis.heal_all()
+        if folder is not None:
+            collect.capture_logs(pbs.cluster, folder, since)
+            longrepr = "\n".join(str(r.longrepr) for r in reports.values() if r.failed)
+            collect.write_summary(folder, request.node.nodeid, since, longrepr)
+        for host in pbs.cluster:
+            host.recorders.remove(transcript.append)
+        if folder is not None:
+            collect.write_transcript(folder / "transcript.txt", transcript)
+            request.node.user_properties.append(("evidence", str(folder)))
+        leaks = baseline_mod.restore(pbs, baseline)
+        if heal_problems or leaks:
+            pytest.fail(
+                "teardown could not return the cluster to its baseline: " + "; ".join(heal_problems + leaks),
+                pytrace=False,
+            )
+
+
+@pytest.fixture
+def nemesis(harness_test: Nemesis) -> Nemesis:
+    """The test's fault injector; every fault it starts is healed in teardown."""
+    return harness_test
+
+
+@pytest.fixture(autouse=True)
+def _acceptance_machinery(request: pytest.FixtureRequest) -> None:
+    """Give every test that touches the cluster the per-test machinery and its requirements."""
+    if "cluster" not in request.fixturenames and "pbs" not in request.fixturenames:
+        return
+    marker = request.node.get_closest_marker("needs_moms")
+    if marker:
+        inv = request.getfixturevalue("inventory")
+        need = int(marker.args[0])
+        if len(inv.moms) < need:
+            pytest.skip(f"needs {need} moms, the cluster has {len(inv.moms)}")
+    request.getfixturevalue("harness_test")
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
+    folders = [
+        value
+        for report in terminalreporter.stats.get("failed", [])
+        for key, value in getattr(report, "user_properties", [])
+        if key == "evidence"
+    ]
+    if folders:
+        terminalreporter.write_sep("-", "evidence of failed tests")
+        for folder in sorted(set(folders)):
+            terminalreporter.write_line(folder)

@@ -1,0 +1,135 @@
+"""The cluster's baseline: a snapshot taken at session start, restored and verified after each test.
+
+What counts (the inventory's declared state as deployed): server and queue attributes, the
+vnodes with their state and available resources, the hook list, every mom's config file, and
+no jobs or reservations. Volatile counters (state_count, resources_assigned, times) are left out.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from pbs_harness.pbs.base import qmgr_value
+from pbs_harness.pbs.client import Pbs
+from pbs_harness.waits import WaitTimeout, wait_until
+
+VOLATILE_SERVER = {
+    "server_state", "total_jobs", "state_count", "resources_assigned", "license_count", "pbs_version",
+    "FLicenses", "server_host",
+}  # fmt: skip
+VOLATILE_QUEUE = {"total_jobs", "state_count", "resources_assigned", "hasnodes"}
+NODE_KEYS = ("state", "resources_available", "comment", "resv_enable", "sharing", "queue", "Priority")
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    server: dict[str, Any]
+    queues: dict[str, dict[str, Any]]
+    nodes: dict[str, dict[str, Any]]
+    hooks: tuple[str, ...]
+    mom_configs: dict[str, str]
+    jobs: tuple[str, ...]
+    reservations: tuple[str, ...]
+
+
+def take(pbs: Pbs) -> Snapshot:
+    server = {k: v for k, v in pbs.server.status().items() if k not in VOLATILE_SERVER}
+    queues = {
+        name: {k: v for k, v in attrs.items() if k not in VOLATILE_QUEUE} for name, attrs in pbs.server.queues().items()
+    }
+    nodes = {name: {k: n.get(k) for k in NODE_KEYS} for name, n in pbs.nodes.all().items()}
+    moms = {h.name: pbs.mom_config.read(h) for h in pbs.cluster.moms}
+    return Snapshot(
+        server=server,
+        queues=queues,
+        nodes=nodes,
+        hooks=tuple(sorted(pbs.hooks.names())),
+        mom_configs=moms,
+        jobs=tuple(sorted(pbs.jobs.all(history=False))),
+        reservations=tuple(sorted(pbs.resv.all())),
+    )
+
+
+def diff(base: Snapshot, now: Snapshot) -> list[str]:
+    """Human-readable differences (empty when the cluster is at its baseline)."""
+    out: list[str] = []
+    if now.jobs:
+        out.append(f"jobs left: {', '.join(now.jobs)}")
+    if now.reservations:
+        out.append(f"reservations left: {', '.join(now.reservations)}")
+    for key in sorted(set(base.server) | set(now.server)):
+        if base.server.get(key) != now.server.get(key):
+            out.append(f"server {key}: baseline {base.server.get(key)!r}, now {now.server.get(key)!r}")
+    for q in sorted(set(base.queues) | set(now.queues)):
+        b, n = base.queues.get(q, {}), now.queues.get(q, {})
+        out += [
+            f"queue {q} {k}: baseline {b.get(k)!r}, now {n.get(k)!r}"
+            for k in sorted(set(b) | set(n))
+            if b.get(k) != n.get(k)
+        ]
+    for name in sorted(set(base.nodes) | set(now.nodes)):
+        b, n = base.nodes.get(name, {}), now.nodes.get(name, {})
+        out += [f"vnode {name} {k}: baseline {b.get(k)!r}, now {n.get(k)!r}" for k in NODE_KEYS if b.get(k) != n.get(k)]
+    if base.hooks != now.hooks:
+        out.append(f"hooks: baseline {list(base.hooks)}, now {list(now.hooks)}")
+    for host, text in base.mom_configs.items():
+        if now.mom_configs.get(host) != text:
+            out.append(f"mom config of {host} differs from baseline")
+    return out
+
+
+def clear_workload(pbs: Pbs) -> None:
+    for resv_id in pbs.resv.all():
+        pbs.resv.delete(resv_id)
+    for job_id in pbs.jobs.all(history=False):
+        pbs.jobs.delete(job_id, force=True)
+
+
+def _restore_configs(pbs: Pbs, base: Snapshot) -> None:
+    for host in pbs.cluster.moms:
+        if pbs.mom_config.read(host) != base.mom_configs.get(host.name, ""):
+            pbs.mom_config.write(host, base.mom_configs.get(host.name, ""))
+    for name in set(pbs.hooks.names()) - set(base.hooks):
+        pbs.hooks.delete(name)
+
+
+def _restore_server(pbs: Pbs, base: Snapshot, now: Snapshot) -> None:
+    for key in set(now.server) - set(base.server):
+        pbs.server.unset(key)
+    for key, value in base.server.items():
+        if now.server.get(key) != value and not isinstance(value, dict):
+            pbs.server.set({key: value})
+
+
+def _restore_node(pbs: Pbs, name: str, attrs: dict[str, Any], current: dict[str, Any]) -> None:
+    if "offline" in str(current.get("state", "")) and "offline" not in str(attrs.get("state", "")):
+        pbs.nodes.clear_offline(name)
+    if current.get("comment") != attrs.get("comment"):
+        if attrs.get("comment") is None:
+            pbs.server.unset("comment", obj="node", name=name)
+        else:
+            pbs.server.set({"comment": attrs["comment"]}, obj="node", name=name)
+    for res, value in (attrs.get("resources_available") or {}).items():
+        if (current.get("resources_available") or {}).get(res) != value:
+            pbs.server.qmgr(f"set node {name} resources_available.{res}={qmgr_value(value)}")
+
+
+def restore(pbs: Pbs, base: Snapshot, timeout: float = 90) -> list[str]:
+    """Bring the cluster back to `base`; returns what is still different afterwards."""
+    clear_workload(pbs)
+    _restore_configs(pbs, base)
+    now = take(pbs)
+    _restore_server(pbs, base, now)
+    for name, attrs in base.nodes.items():
+        _restore_node(pbs, name, attrs, now.nodes.get(name, {}))
+    try:
+        wait_until(
+            lambda: take(pbs),
+            lambda snap: not diff(base, snap),
+            timeout=timeout,
+            describe="cluster back at its baseline",
+        )
+    except WaitTimeout as exc:
+        return diff(base, exc.last)  # type: ignore[arg-type]
+    return []

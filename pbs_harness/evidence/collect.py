@@ -1,0 +1,75 @@
+"""Evidence folder of a failed test: transcript, PBS state, logs and accounting of its time window.
+
+Collection never raises: a host that cannot be read gets a note in the folder instead.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import datetime
+from pathlib import Path
+
+from pbs_harness.cluster import Cluster
+from pbs_harness.evidence import accounting
+from pbs_harness.evidence.logs import LOG_DIRS, LogReader
+from pbs_harness.transport import CommandResult
+
+
+def folder_name(nodeid: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", nodeid).strip("_")[:150]
+
+
+def write_transcript(path: Path, results: list[CommandResult]) -> None:
+    with path.open("w") as fh:
+        for r in results:
+            fh.write(f"$ [{r.user}@{r.host}] {r.command}\n# rc={r.rc} ({r.seconds * 1000:.0f} ms)\n")
+            if r.stdout:
+                fh.write(r.stdout if r.stdout.endswith("\n") else r.stdout + "\n")
+            if r.stderr:
+                fh.write("# stderr:\n" + r.stderr + ("" if r.stderr.endswith("\n") else "\n"))
+
+
+def capture_state(cluster: Cluster, folder: Path) -> None:
+    """qstat/pbsnodes JSON as they are now (call before faults are healed)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    server = cluster.server
+    for name, cmd in (
+        ("qstat-jobs.json", f"{cluster.bin('qstat')} -fx -t -F json"),
+        ("pbsnodes.json", f"{cluster.bin('pbsnodes')} -av -F json"),
+        ("qstat-server.json", f"{cluster.bin('qstat')} -Bf -F json"),
+    ):
+        try:
+            res = server.run(cmd, timeout=30)
+            (folder / name).write_text(res.stdout or res.stderr)
+        except Exception as exc:  # noqa: BLE001 - evidence is best effort, never masks the failure
+            (folder / name).write_text(f"could not collect: {exc}\n")
+
+
+def capture_logs(cluster: Cluster, folder: Path, since: datetime) -> None:
+    """Log lines of every daemon on every host, and the accounting records, since `since`."""
+    home = str(cluster.pbs_home)
+    for host in cluster:
+        hdir = folder / "logs" / host.name
+        hdir.mkdir(parents=True, exist_ok=True)
+        for daemon in LOG_DIRS:
+            try:
+                lines = LogReader(host, home, daemon).lines(since)
+            except Exception as exc:  # noqa: BLE001 - best effort
+                (hdir / f"{daemon}.log").write_text(f"could not collect: {exc}\n")
+                continue
+            if lines:
+                (hdir / f"{daemon}.log").write_text("\n".join(ln.raw for ln in lines) + "\n")
+    try:
+        days = sorted({since.strftime("%Y%m%d"), datetime.now().strftime("%Y%m%d")})
+        paths = " ".join(f"{home}/server_priv/accounting/{d}" for d in days)
+        text = cluster.server.run(f"cat {paths} 2>/dev/null", timeout=30).stdout
+        keep = [r.raw for r in accounting.parse(text) if r.time >= since.replace(microsecond=0)]
+        (folder / "accounting.txt").write_text("\n".join(keep) + ("\n" if keep else ""))
+    except Exception as exc:  # noqa: BLE001 - best effort
+        (folder / "accounting.txt").write_text(f"could not collect: {exc}\n")
+
+
+def write_summary(folder: Path, nodeid: str, since: datetime, longrepr: str) -> None:
+    (folder / "failure.txt").write_text(f"{nodeid}\nstarted {since.isoformat()}\n\n{longrepr}\n")
+    (folder / "meta.json").write_text(json.dumps({"test": nodeid, "since": since.isoformat()}, indent=2))
