@@ -10,6 +10,8 @@ hostname "$name"
 # Private copies of the paths that differ per host; /opt/pbs, /usr, /home, /etc stay shared (like NFS).
 mount --bind "$hostdir/pbs.conf" /etc/pbs.conf
 mount --bind "$hostdir/spool" /var/spool/pbs
+# Each host has its own root home, as real hosts do (and the controller's root dotfiles stay out).
+mount --bind "$hostdir/root" /root
 mount -t tmpfs -o mode=0755,nosuid,nodev tmpfs /run
 mount -t tmpfs -o mode=1777,nosuid,nodev tmpfs /tmp
 mount -t tmpfs -o mode=1777,nosuid,nodev tmpfs /var/tmp

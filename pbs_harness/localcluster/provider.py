@@ -35,6 +35,13 @@ def _ensure_bind_targets(st: state.ClusterState) -> None:
 def _prepare_host_disk(host: HostSpec) -> None:
     hdir = state.host_dir(host.name)
     (hdir / "spool").mkdir(parents=True, exist_ok=True, mode=0o755)
+    root_home = hdir / "root"
+    if not root_home.exists():
+        root_home.mkdir(mode=0o700)
+        for dotfile in (".bashrc", ".profile"):
+            skel = Path("/etc/skel") / dotfile
+            if skel.exists():
+                shutil.copy(skel, root_home / dotfile)
     conf = hdir / "pbs.conf"
     if not conf.exists():
         conf.touch(mode=0o644)
