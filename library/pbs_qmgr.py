@@ -205,13 +205,14 @@ def parse_print(text):
     for raw in text.splitlines():
         line = raw.strip()
         if importing is not None:
-            if not line:
-                importing = None
-            else:
+            # A block of base64 lines ends at a blank line or, as qmgr prints consecutive
+            # imports, at the next directive (which is then parsed below).
+            if line and not line.startswith(("#", "import ", "create ", "set ")):
                 hook, ctype = importing
                 content = state["hooks"][hook]["content"]
                 content[ctype] = content.get(ctype, b"") + base64.b64decode(line)
-            continue
+                continue
+            importing = None
         if not line or line.startswith("#"):
             continue
         match = _SET_RE.match(line)
@@ -260,12 +261,15 @@ def equal(wanted, current):
     return str(wanted) == str(current)
 
 
+def _show(value):
+    if isinstance(value, list):
+        return ",".join(str(_scalar(v)) for v in value)
+    return str(_scalar(value))
+
+
 def render(value):
     """A wanted value as qmgr syntax, quoted when needed."""
-    if isinstance(value, list):
-        text = ",".join(str(_scalar(v)) for v in value)
-    else:
-        text = str(_scalar(value))
+    text = _show(value)
     if '"' in text:
         raise ValueError(f"qmgr values cannot contain a double quote: {text!r}")
     if not text or _QUOTE_CHARS & set(text):
@@ -379,24 +383,26 @@ def plan_nodes(plan, params, current):
             have = {}
         plan_attrs(plan, target, attrs, have)
     kept = {n for n, a in wanted.items() if a is not None}
+    pruned = set()
     if params["prune_nodes"]:
-        for name in sorted(current):
-            if name not in wanted and _parent(name) not in kept:
-                plan.add(f"delete node {name}")
-                plan.note(f"node {name}", "exists", True, None)
+        pruned = {n for n in current if n not in wanted and _parent(n) not in kept}
+        for name in sorted(pruned):
+            plan.add(f"delete node {name}")
+            plan.note(f"node {name}", "exists", True, None)
     if params["nodes_reset"]:
-        for name in sorted(current):
-            if name in wanted and wanted[name] is None:
-                continue
-            if params["prune_nodes"] and name not in wanted and _parent(name) not in kept:
-                continue
-            have = current[name]
-            if "offline" in _items(have.get("state", "")):
-                plan.add(f"set node {name} state -= offline")
-                plan.note(f"node {name}", "state", have["state"], "free")
-            if "comment" in have and "comment" not in wanted.get(name, {}):
-                plan.add(f"unset node {name} comment")
-                plan.note(f"node {name}", "comment", have["comment"], None)
+        deleted = pruned | {n for n, a in wanted.items() if a is None}
+        for name in sorted(set(current) - deleted):
+            _reset_node(plan, name, current[name], wanted.get(name) or {})
+
+
+def _reset_node(plan, name, have, wanted):
+    """Clear the offline state and the comment of one node (unless the comment is declared)."""
+    if "offline" in _items(have.get("state", "")):
+        plan.add(f"set node {name} state -= offline")
+        plan.note(f"node {name}", "state", have["state"], "free")
+    if "comment" in have and "comment" not in wanted:
+        plan.add(f"unset node {name} comment")
+        plan.note(f"node {name}", "comment", have["comment"], None)
 
 
 def _import(plan, name, kind, text):
@@ -510,7 +516,7 @@ def _view(objects):
     lines = []
     for obj in sorted(objects):
         lines.append(f"{obj}:")
-        lines.extend(f"    {attr} = {value}" for attr, value in sorted(objects[obj].items()))
+        lines.extend(f"    {attr} = {_show(value)}" for attr, value in sorted(objects[obj].items()))
     return "\n".join(lines) + ("\n" if lines else "")
 
 

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import time
+
+from ansible.plugins.callback import CallbackBase
+
 DOCUMENTATION = r"""
 ---
 name: pbs_timing
@@ -21,10 +25,6 @@ options:
       - section: pbs_timing
         key: top
 """
-
-import time
-
-from ansible.plugins.callback import CallbackBase
 
 
 class CallbackModule(CallbackBase):
