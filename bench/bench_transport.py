@@ -22,7 +22,7 @@ from pbs_harness.cluster import Cluster  # noqa: E402
 ROUNDS = 30
 
 
-def measure(host, ssh_base: list[str], cmd: str) -> dict[str, float]:  # noqa: ANN001 - RemoteHost
+def measure(host, ssh_base: list[str], cmd: str) -> dict[str, float]:
     host.check(cmd)  # the connection is opened once per session, outside the measurement
     t_transport, t_ssh = [], []
     for _ in range(ROUNDS):

@@ -39,7 +39,7 @@ class Cluster:
 
     @property
     def pbs_home(self) -> Path:
-        return Path(str(self.inventory.var("openpbs_home", "/var/spool/pbs")))
+        return Path(str(self.inventory.var("openpbs_server_home", "/var/spool/pbs")))
 
     def bin(self, name: str) -> str:
         return str(self.prefix / "bin" / name)

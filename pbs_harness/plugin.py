@@ -158,7 +158,7 @@ def harness_test(request: pytest.FixtureRequest, pbs: Pbs, baseline: baseline_mo
     transcript: list[CommandResult] = []
     for host in pbs.cluster:
         host.recorders.append(transcript.append)
-    nemesis = Nemesis()
+    nemesis = Nemesis(pbs.cluster)
     try:
         yield nemesis
     finally:

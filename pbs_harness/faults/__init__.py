@@ -106,8 +106,67 @@ class FaultAlreadyActive(RuntimeError):
 
 
 @dataclass
+class RejectHook:
+    """A temporary execjob hook that fails on some hosts: reject, raise, or sleep; heal deletes it."""
+
+    cluster: Cluster
+    event: str
+    hosts: tuple[str, ...]
+    how: str = "reject"
+    seconds: int = 60
+    kind: str = field(init=False)
+    target: str = field(init=False)
+
+    def __post_init__(self) -> None:
+        if self.how not in ("reject", "exception", "sleep"):
+            raise ValueError(f"RejectHook how= must be reject, exception or sleep, not {self.how}")
+        self.kind = f"hook-{self.event}"
+        self.target = ",".join(self.hosts)
+        self.name = f"pbsh_fault_{self.event}"[:15] + f"_{self.how}"
+
+    def start(self) -> None:
+        from pbs_harness.faults.hookbodies import failing_hook_body
+        from pbs_harness.pbs.hooks import Hooks
+
+        body = failing_hook_body(self.hosts, self.how, self.seconds)
+        attrs = {"event": self.event, "enabled": True, "alarm": max(30, self.seconds + 10)}
+        Hooks(self.cluster).create(self.name, body, attrs)
+
+    def heal(self) -> None:
+        from pbs_harness.pbs.hooks import Hooks
+
+        Hooks(self.cluster).delete(self.name)
+
+
+@dataclass
 class Nemesis:
+    """Registry of active faults for one test, with constructors for the usual ones."""
+
+    cluster: Cluster | None = None
     active: list[Fault] = field(default_factory=list)
+
+    def _c(self) -> Cluster:
+        if self.cluster is None:
+            raise RuntimeError("this Nemesis has no cluster")
+        return self.cluster
+
+    def kill_mom(self, host: str) -> Fault:
+        return self.start(MomSignal(self._c(), host, "KILL"))
+
+    def stop_mom(self, host: str) -> Fault:
+        return self.start(MomSignal(self._c(), host, "STOP"))
+
+    def crash_host(self, host: str) -> Fault:
+        return self.start(HostCrash(self._c(), host))
+
+    def pause_host(self, host: str) -> Fault:
+        return self.start(HostPause(self._c(), host))
+
+    def partition(self, host: str) -> Fault:
+        return self.start(HostPartition(self._c(), host))
+
+    def reject_hook(self, event: str, hosts: tuple[str, ...], how: str = "reject", seconds: int = 60) -> Fault:
+        return self.start(RejectHook(self._c(), event, tuple(hosts), how, seconds))
 
     def start(self, fault: Fault) -> Fault:
         if any(f.kind == fault.kind and f.target == fault.target for f in self.active):

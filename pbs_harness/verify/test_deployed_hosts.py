@@ -29,7 +29,7 @@ def _is_mom(host) -> bool:
 
 
 def _pbs_home(host) -> str:
-    return str(_vars(host).get("openpbs_home", "/var/spool/pbs"))
+    return str(_vars(host).get("openpbs_mom_home", "/var/spool/pbs"))
 
 
 def _prefix(host) -> str:

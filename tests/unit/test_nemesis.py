@@ -50,3 +50,12 @@ def test_heal_all_heals_everything_and_reports_failures() -> None:
     assert bad.log[-1] == "heal h1"
     assert problems == ["healing fake on h1: boom"]
     assert nemesis.active == []
+
+
+def test_failing_hook_bodies_compile() -> None:
+    from pbs_harness.faults.hookbodies import failing_hook_body
+
+    for how in ("reject", "exception", "sleep"):
+        body = failing_hook_body(("pbsh02", "pbsh03"), how, 5)
+        compile(body, f"hook-{how}", "exec")
+        assert "['pbsh02', 'pbsh03']" in body
