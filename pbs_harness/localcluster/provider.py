@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from pbs_harness import shell
 from pbs_harness.errors import PreconditionError
 from pbs_harness.localcluster import hostproc, hostsfile, network, preflight, sshkeys, state
 from pbs_harness.localcluster.spec import ClusterSpec, HostSpec
@@ -106,6 +107,7 @@ def down(progress: Progress = _quiet) -> bool:
         hostproc.crash(host)
         hostproc.remove_cgroup(host)
         network.remove_host_network(host)
+    _stop_ssh_masters()
     network.remove_bridge(spec)
     hostsfile.remove()
     for created in reversed(st.created_paths):
@@ -120,6 +122,12 @@ def down(progress: Progress = _quiet) -> bool:
         root.parent.rmdir()
     progress("local cluster removed")
     return True
+
+
+def _stop_ssh_masters() -> None:
+    """Close the multiplexed SSH masters (ControlPersist) that ansible/testinfra left running."""
+    for sock in state.ssh_dir().glob("cm-*"):
+        shell.run(["ssh", "-o", f"ControlPath={sock}", "-O", "exit", "pbs-harness-master"], timeout=10)
 
 
 @dataclass(frozen=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -20,7 +21,9 @@ def run(inv: Inventory) -> int:
         sys.executable, "-m", "pytest", str(CHECKS),
         f"--hosts=ansible://all?ansible_inventory={inv.path}",
         "-p", "no:cacheprovider", "-q", "--no-header", "-o", "addopts=",
-        "-n", "6",
         "--junitxml", str(reports / "verify-junit.xml"),
     ]  # fmt: skip
-    return subprocess.call(argv, cwd=project.root())
+    # testinfra calls `ansible-inventory` by name: put this interpreter's scripts first on PATH.
+    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
+    env["ANSIBLE_CONFIG"] = str(project.root() / "ansible.cfg")
+    return subprocess.call(argv, cwd=project.root(), env=env)
