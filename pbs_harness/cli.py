@@ -205,7 +205,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    # `test` passes whatever it does not know to pytest (e.g. `pbs-harness test -q -k smoke`).
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:
+        if getattr(args, "command", None) != "test":
+            parser.error(f"unrecognized arguments: {' '.join(unknown)}")
+        args.pytest_args = [*unknown, *args.pytest_args]
     try:
         return int(args.func(args))
     except HarnessError as exc:

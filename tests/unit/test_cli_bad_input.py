@@ -55,3 +55,13 @@ def test_cli_usage_error_exits_2() -> None:
     with pytest.raises(SystemExit) as exc:
         cli.main(["cluster", "explode"])
     assert exc.value.code == errors.EXIT_USAGE
+
+
+def test_unknown_options_go_to_pytest_only_for_test(monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[list[str]] = []
+    monkeypatch.setattr(cli, "cmd_test", lambda args: seen.append(args.pytest_args) or 0)
+    assert cli.main(["test", "-q", "-k", "smoke"]) == 0
+    assert seen == [["-q", "-k", "smoke"]]
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["deploy", "--bogus"])
+    assert exc.value.code == errors.EXIT_USAGE
