@@ -110,13 +110,18 @@ def cmd_test(args: argparse.Namespace) -> int:
     reports.mkdir(exist_ok=True)
     argv = [
         sys.executable, "-m", "pytest", str(root / "ptl_tests"),
-        "--junitxml", str(reports / "acceptance-junit.xml"),
+        "--junitxml", str(reports / "junit.xml"),
+        "--html", str(reports / "acceptance.html"), "--self-contained-html",
     ]  # fmt: skip
     if args.inventory:
         argv += ["--inventory", args.inventory]
     argv += args.pytest_args
     _progress("running acceptance suites: " + " ".join(argv[3:]))
-    return subprocess.call(argv, cwd=root)
+    rc = subprocess.call(argv, cwd=root)
+    _progress(
+        f"reports: {reports / 'junit.xml'}, {reports / 'acceptance.html'}; evidence of failures under {reports / 'evidence'}"
+    )
+    return rc
 
 
 def _lifecycle(verb: str):

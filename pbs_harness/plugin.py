@@ -40,6 +40,7 @@ MARKERS = {
     "spec(*ids)": "spec interfaces (catalogue ids) the test exercises",
 }
 REPORTS_KEY = pytest.StashKey[dict[str, pytest.TestReport]]()
+EVIDENCE_KEY = pytest.StashKey[list[str]]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -179,6 +180,7 @@ def harness_test(request: pytest.FixtureRequest, pbs: Pbs, baseline: baseline_mo
         if folder is not None:
             collect.write_transcript(folder / "transcript.txt", transcript)
             request.node.user_properties.append(("evidence", str(folder)))
+            request.config.stash.setdefault(EVIDENCE_KEY, []).append(str(folder))
         leaks = baseline_mod.restore(pbs, baseline)
         if heal_problems or leaks:
             pytest.fail(
@@ -208,13 +210,8 @@ def _acceptance_machinery(request: pytest.FixtureRequest) -> None:
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
-    folders = [
-        value
-        for report in terminalreporter.stats.get("failed", [])
-        for key, value in getattr(report, "user_properties", [])
-        if key == "evidence"
-    ]
+    folders = config.stash.get(EVIDENCE_KEY, [])
     if folders:
         terminalreporter.write_sep("-", "evidence of failed tests")
-        for folder in sorted(set(folders)):
+        for folder in folders:
             terminalreporter.write_line(folder)

@@ -1,0 +1,157 @@
+"""Self-tests of the harness machinery on the real cluster: faults really act and really heal,
+the baseline check catches leaks, failures leave evidence, Ctrl-C leaves no fault behind."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pbs_harness import baseline as baseline_mod
+from pbs_harness import shell
+from pbs_harness.localcluster import hostproc, network, provider
+from pbs_harness.waits import wait_until
+
+pytestmark = [pytest.mark.acceptance, pytest.mark.harness, pytest.mark.ci]
+CHILDREN = Path(__file__).parent / "children"
+
+
+@pytest.fixture
+def local(inventory):
+    if not inventory.is_local_cluster:
+        pytest.skip("host-level faults are implemented for the local cluster only")
+    return inventory
+
+
+def sister(cluster, n: int = 1) -> str:
+    """The n-th mom that is not the server host."""
+    return [m.name for m in cluster.moms if m.name != cluster.server.name][n - 1]
+
+
+def tcp_open(cluster, src: str, dst: str, port: int) -> bool:
+    probe = f"timeout 3 bash -c '</dev/tcp/{dst}/{port}'"
+    return cluster.hosts[src].run(probe, timeout=10).ok
+
+
+def ssh_banner(address: str, timeout: float = 2) -> bool:
+    try:
+        with socket.create_connection((address, 22), timeout=timeout) as sock:
+            sock.settimeout(timeout)
+            return sock.recv(4).startswith(b"SSH")
+    except OSError:
+        return False
+
+
+def mom_started(cluster, host: str) -> str:
+    return cluster.hosts[host].check("ps -o lstart= -C pbs_mom | head -1").stdout.strip()
+
+
+def test_partition_blocks_traffic_and_heal_restores(local, cluster, nemesis) -> None:
+    target, peer = sister(cluster, 2), sister(cluster, 1)
+    assert tcp_open(cluster, peer, target, 15002)
+    fault = nemesis.partition(target)
+    assert network.is_partitioned(provider.host(target))
+    assert not tcp_open(cluster, peer, target, 15002)
+    # Outbound too: seen from inside the host's own network namespace (SSH to it is cut as well).
+    outbound = shell.run(
+        ["ip", "netns", "exec", provider.host(target).netns, "timeout", "3", "bash", "-c",
+         f"</dev/tcp/{cluster.server.name}/15001"]
+    )  # fmt: skip
+    assert not outbound.ok
+    assert not ssh_banner(provider.host(target).ip)
+    nemesis.heal(fault)
+    assert tcp_open(cluster, peer, target, 15002)
+
+
+def test_crash_kills_every_process_and_boot_brings_sshd_and_mom_back(local, cluster, pbs, nemesis) -> None:
+    target = sister(cluster, 3)
+    spec = provider.host(target)
+    before = mom_started(cluster, target)
+    fault = nemesis.crash_host(target)
+    assert hostproc.pids(spec) == []
+    assert not ssh_banner(spec.ip)
+    # The server learns at once: the mom's connections closed with its processes.
+    pbs.nodes.wait_state([target], "down", exact=False, timeout=30)
+    nemesis.heal(fault)
+    assert ssh_banner(spec.ip)
+    pbs.nodes.wait_state([target], "free", timeout=60)
+    assert mom_started(cluster, target) != before
+
+
+def test_pause_freezes_and_resume_continues(local, cluster, nemesis) -> None:
+    target = sister(cluster, 4)
+    spec = provider.host(target)
+    fault = nemesis.pause_host(target)
+    # cgroup v1 freezer: frozen tasks show state D; sshd accepts TCP (kernel) but never answers.
+    states = {Path(f"/proc/{pid}/stat").read_text().split(") ")[1][0] for pid in hostproc.pids(spec)}
+    assert states == {"D"}, states
+    assert not ssh_banner(spec.ip)
+    nemesis.heal(fault)
+    assert ssh_banner(spec.ip)
+    states = {Path(f"/proc/{pid}/stat").read_text().split(") ")[1][0] for pid in hostproc.pids(spec)}
+    assert "D" not in states
+
+
+def test_baseline_check_catches_leaked_node_state_and_server_attribute(pbs, baseline) -> None:
+    node = sister(pbs.cluster, 1)
+    pbs.nodes.offline(node, comment="leaked by test")
+    pbs.server.set({"scheduler_iteration": 599})
+    leaked = baseline_mod.diff(baseline, baseline_mod.take(pbs))
+    assert any(line.startswith(f"vnode {node} state") for line in leaked), leaked
+    assert any(line.startswith("server scheduler_iteration") for line in leaked), leaked
+    assert baseline_mod.restore(pbs, baseline) == []
+
+
+def child_pytest(test_file: Path, tmp_path: Path, inventory, **env: str) -> subprocess.Popen:
+    argv = [
+        sys.executable, "-m", "pytest", str(test_file), "-p", "pbs_harness.plugin",
+        "--inventory", str(inventory.path), "--evidence-dir", str(tmp_path / "evidence"),
+        "-o", "addopts=", "-p", "no:cacheprovider", "-q", f"--rootdir={tmp_path}",
+    ]  # fmt: skip
+    return subprocess.Popen(
+        argv,
+        env={**os.environ, **env},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        cwd=Path(__file__).parent.parent,
+    )
+
+
+def test_failing_test_leaves_an_evidence_folder(inventory, tmp_path) -> None:
+    child = child_pytest(CHILDREN / "child_failing.py", tmp_path, inventory)
+    out, _ = child.communicate(timeout=300)
+    assert child.returncode == 1, out
+    folders = list((tmp_path / "evidence").iterdir())
+    assert len(folders) == 1, out
+    folder = folders[0]
+    assert "deliberately-wrong" in (folder / "failure.txt").read_text()
+    assert "qsub" in (folder / "transcript.txt").read_text()
+    assert "Jobs" in (folder / "qstat-jobs.json").read_text()
+    server_log = folder / "logs" / inventory.server.name / "server.log"
+    assert "Job Queued" in server_log.read_text()
+    assert (folder / "accounting.txt").read_text().strip(), "no accounting records of the test window"
+    assert str(folder) in out  # the run names where the evidence is
+
+
+def test_ctrl_c_during_a_partition_leaves_no_partition(local, cluster, tmp_path) -> None:
+    target = sister(cluster, 2)
+    ready = tmp_path / "ready"
+    child = child_pytest(
+        CHILDREN / "child_interrupted.py", tmp_path, local, PBSH_CHILD_TARGET=target, PBSH_CHILD_READY=str(ready)
+    )
+    try:
+        wait_until(ready.exists, bool, timeout=120, describe="child test partitioned its host")
+        assert network.is_partitioned(provider.host(target))
+        child.send_signal(signal.SIGINT)
+        out, _ = child.communicate(timeout=180)
+    finally:
+        if child.poll() is None:
+            child.kill()
+    assert child.returncode == 2, out  # pytest's exit code for an interrupted run
+    assert not network.is_partitioned(provider.host(target)), out
