@@ -118,9 +118,8 @@ def cmd_test(args: argparse.Namespace) -> int:
     argv += args.pytest_args
     _progress("running acceptance suites: " + " ".join(argv[3:]))
     rc = subprocess.call(argv, cwd=root)
-    _progress(
-        f"reports: {reports / 'junit.xml'}, {reports / 'acceptance.html'}; evidence of failures under {reports / 'evidence'}"
-    )
+    _progress(f"reports: {reports / 'junit.xml'}, {reports / 'acceptance.html'}")
+    _progress(f"evidence of failed tests (if any): {reports / 'evidence'}")
     return rc
 
 
