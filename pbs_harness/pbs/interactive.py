@@ -1,0 +1,67 @@
+"""Interactive jobs (`qsub -I`) driven with pexpect over an SSH session with a terminal."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Sequence
+
+import pexpect
+
+from pbs_harness.cluster import Cluster
+from pbs_harness.transport import SSHTarget
+
+PROMPT = "PBSH-PROMPT> "
+READY_RE = re.compile(r"qsub: job (\S+) ready")
+
+
+def ssh_argv(target: SSHTarget) -> list[str]:
+    argv = ["ssh", "-tt", "-o", "BatchMode=yes", "-p", str(target.port)]
+    if target.key_file:
+        argv += ["-i", target.key_file, "-o", "IdentitiesOnly=yes"]
+    if target.known_hosts:
+        argv += ["-o", f"UserKnownHostsFile={target.known_hosts}"]
+    argv += ["-o", f"StrictHostKeyChecking={'yes' if target.strict_host_keys else 'no'}"]
+    return [*argv, f"{target.user}@{target.address}"]
+
+
+class InteractiveJob:
+    """`with InteractiveJob(cluster, "pbsuser1", ["-l", "select=2"]) as job: job.run("hostname")`."""
+
+    def __init__(self, cluster: Cluster, user: str, qsub_args: Sequence[str], timeout: float = 60) -> None:
+        self.cluster = cluster
+        self.user = user
+        self.qsub_args = list(qsub_args)
+        self.timeout = timeout
+        self.job_id = ""
+        self.child: pexpect.spawn | None = None
+
+    def __enter__(self) -> InteractiveJob:
+        qsub = shlex.join([self.cluster.bin("qsub"), "-I", *self.qsub_args])
+        remote = f"runuser -l {shlex.quote(self.user)} -c {shlex.quote(qsub)}"
+        target = self.cluster.inventory.clients[0].ssh_target()
+        self.child = pexpect.spawn(ssh_argv(target)[0], [*ssh_argv(target)[1:], remote], encoding="utf-8")
+        self.child.expect(READY_RE, timeout=self.timeout)
+        self.job_id = self.child.match.group(1)
+        # A prompt of our own makes every command's output easy to cut out.
+        self.child.sendline(f"export PS1='{PROMPT}'")
+        self.child.expect_exact(PROMPT, timeout=self.timeout)
+        self.child.expect_exact(PROMPT, timeout=self.timeout)
+        return self
+
+    def run(self, command: str, timeout: float = 30) -> str:
+        """Run a command in the interactive job's shell and return its output."""
+        assert self.child is not None
+        self.child.sendline(command)
+        self.child.expect_exact(PROMPT, timeout=timeout)
+        lines = self.child.before.replace("\r\n", "\n").split("\n")
+        return "\n".join(lines[1:]).strip()  # first line is the echoed command
+
+    def __exit__(self, *exc: object) -> None:
+        if self.child is None:
+            return
+        try:
+            self.child.sendline("exit")
+            self.child.expect(pexpect.EOF, timeout=self.timeout)
+        finally:
+            self.child.close(force=True)
