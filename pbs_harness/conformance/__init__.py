@@ -1,0 +1,1 @@
+"""Conformance catalogue: the spec interfaces of the four features as data (catalogue.yaml), and its loader."""
