@@ -47,6 +47,17 @@ def ssh_banner(address: str, timeout: float = 2) -> bool:
         return False
 
 
+def process_states(spec) -> set[str]:
+    """One-letter states (R, S, D, T...) of the host's processes, seen from the controller."""
+    states = set()
+    for pid in hostproc.pids(spec):
+        try:
+            states.add(Path(f"/proc/{pid}/stat").read_text().split(") ")[1][0])
+        except (FileNotFoundError, ProcessLookupError):
+            continue  # exited between listing and reading (e.g. a short-lived sshd child)
+    return states
+
+
 def mom_started(cluster, host: str) -> str:
     return cluster.hosts[host].check("ps -o lstart= -C pbs_mom | head -1").stdout.strip()
 
@@ -88,13 +99,12 @@ def test_pause_freezes_and_resume_continues(local, cluster, nemesis) -> None:
     spec = provider.host(target)
     fault = nemesis.pause_host(target)
     # cgroup v1 freezer: frozen tasks show state D; sshd accepts TCP (kernel) but never answers.
-    states = {Path(f"/proc/{pid}/stat").read_text().split(") ")[1][0] for pid in hostproc.pids(spec)}
+    states = process_states(spec)
     assert states == {"D"}, states
     assert not ssh_banner(spec.ip)
     nemesis.heal(fault)
     assert ssh_banner(spec.ip)
-    states = {Path(f"/proc/{pid}/stat").read_text().split(") ")[1][0] for pid in hostproc.pids(spec)}
-    assert "D" not in states
+    assert "D" not in process_states(spec)
 
 
 def test_baseline_check_catches_leaked_node_state_and_server_attribute(pbs, baseline) -> None:

@@ -7,6 +7,7 @@ import uuid
 import pytest
 
 from pbs_harness.pbs.client import Pbs
+from pbs_harness.pbs.interactive import InteractiveJob
 from pbs_harness.pbs.parsers import parse_exec_host
 from ptl_tests import jobscripts
 
@@ -40,3 +41,15 @@ def test_scatter_job_runs_on_three_hosts(pbs: Pbs, cluster) -> None:
         # Leave no job behind if an assertion or a wait failed early.
         pbs.jobs.delete(job_id, force=True)
         pbs.host.run(["rm", "-f", out])
+
+
+def test_interactive_job_sees_its_hosts(pbs: Pbs, cluster) -> None:
+    with InteractiveJob(cluster, "pbsuser1", ["-l", "select=2:ncpus=1", "-l", "place=scatter"]) as session:
+        hosts_in_nodefile = sorted(session.run('sort -u "$PBS_NODEFILE"').split())
+        job = pbs.jobs.status(session.job_id)
+        assert job["job_state"] == "R"
+        assert job.get("interactive") in (True, "True", 1)
+        exec_hosts = sorted(e.host for e in parse_exec_host(job["exec_host"]))
+        assert hosts_in_nodefile == exec_hosts
+        assert len(set(exec_hosts)) == 2
+    pbs.jobs.wait(session.job_id, job_state="F", timeout=60)
