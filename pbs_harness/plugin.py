@@ -123,6 +123,15 @@ def _heal_local_hosts(cluster: Cluster) -> None:
             hostproc.boot(spec)
 
 
+RUN_STAMP = datetime.now().strftime("run-%Y%m%d-%H%M%S")
+
+
+def _evidence_root(config: pytest.Config) -> Path:
+    """--evidence-dir as given, or reports/evidence/run-<time>/ so runs never mix."""
+    given = config.getoption("--evidence-dir")
+    return Path(given) if given else project.root() / "reports" / "evidence" / RUN_STAMP
+
+
 def _dirty(snap: baseline_mod.Snapshot) -> list[str]:
     not_free = sorted(n for n, attrs in snap.nodes.items() if attrs.get("state") != "free")
     return (
@@ -167,8 +176,7 @@ def harness_test(request: pytest.FixtureRequest, pbs: Pbs, baseline: baseline_mo
         failed = any(r.failed for r in reports.values())
         folder = None
         if failed:
-            base = request.config.getoption("--evidence-dir") or str(project.root() / "reports" / "evidence")
-            folder = Path(base) / collect.folder_name(request.node.nodeid)
+            folder = _evidence_root(request.config) / collect.folder_name(request.node.nodeid)
             collect.capture_state(pbs.cluster, folder)
         heal_problems = nemesis.heal_all()
         if folder is not None:

@@ -13,6 +13,8 @@ from pbs_harness.transport import SSHTarget
 
 PROMPT = "PBSH-PROMPT> "
 READY_RE = re.compile(r"qsub: job (\S+) ready")
+# Terminal control sequences (e.g. bash's bracketed-paste toggles) are not output.
+ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
 
 def ssh_argv(target: SSHTarget) -> list[str]:
@@ -54,7 +56,7 @@ class InteractiveJob:
         assert self.child is not None
         self.child.sendline(command)
         self.child.expect_exact(PROMPT, timeout=timeout)
-        lines = self.child.before.replace("\r\n", "\n").split("\n")
+        lines = ANSI_RE.sub("", self.child.before).replace("\r\n", "\n").split("\n")
         return "\n".join(lines[1:]).strip()  # first line is the echoed command
 
     def __exit__(self, *exc: object) -> None:
