@@ -23,11 +23,11 @@ lint: venv
 	PATH=$(CURDIR)/$(VENV)/bin:$$PATH $(VENV)/bin/ansible-lint --offline -q
 
 unit: venv
-	$(PY) -m pytest tests -q
+	$(PY) -m pytest tests -q --junitxml reports/junit-unit.xml
 
 test: lint unit
 	# Acceptance suites: they skip with the reason when no cluster/OpenPBS is available.
-	$(PY) -m pytest ptl_tests -q -rs $(PYTEST_ARGS)
+	$(PY) -m pytest ptl_tests -q -rs --junitxml reports/junit-make-test.xml $(PYTEST_ARGS)
 
 acceptance: venv
 	$(HARNESS) up
