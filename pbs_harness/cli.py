@@ -118,9 +118,29 @@ def cmd_test(args: argparse.Namespace) -> int:
     argv += args.pytest_args
     _progress("running acceptance suites: " + " ".join(argv[3:]))
     rc = subprocess.call(argv, cwd=root)
+    cmd_report(argparse.Namespace(results=None, out=None))
     _progress(f"reports: {reports / 'junit.xml'}, {reports / 'acceptance.html'}")
     _progress(f"evidence of failed tests (if any): {reports / 'evidence'}")
     return rc
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    import json
+    from pathlib import Path
+
+    from pbs_harness import project
+    from pbs_harness.conformance import catalogue, report
+
+    root = project.root()
+    results_file = Path(args.results) if args.results else root / "reports" / "results.json"
+    results = json.loads(results_file.read_text()) if results_file.exists() else {}
+    if not results:
+        _progress(f"no results at {results_file}: every interface will read 'not run' or 'not covered'")
+    paths = report.write_all(
+        catalogue.load(), results, root / "ptl_tests", Path(args.out) if args.out else root / "reports"
+    )
+    _progress("conformance report: " + ", ".join(str(p) for p in paths))
+    return errors.EXIT_OK
 
 
 def _lifecycle(verb: str):
@@ -179,6 +199,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-i", "--inventory", help="inventory path (default inventory/local)")
     p.add_argument("pytest_args", nargs=argparse.REMAINDER, help="arguments for pytest")
     p.set_defaults(func=cmd_test)
+    p = sub.add_parser("report", help="write reports/conformance.{html,md,json} from the last test run")
+    p.add_argument("--results", help="results JSON of a run (default reports/results.json)")
+    p.add_argument("--out", help="output folder (default reports/)")
+    p.set_defaults(func=cmd_report)
     sub.add_parser("down", help="remove the local cluster").set_defaults(func=cmd_cluster_down)
     sub.add_parser("status", help="state of the local cluster's hosts").set_defaults(func=cmd_cluster_status)
 

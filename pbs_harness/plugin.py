@@ -141,10 +141,29 @@ def _dirty(snap: baseline_mod.Snapshot) -> list[str]:
     )
 
 
+def _environment(pbs: Pbs) -> dict[str, object]:
+    """What the conformance report is headed with: OpenPBS version and build, the cluster."""
+    server = pbs.server.status()
+    build = pbs.cluster.server.run(
+        f"ls -l --time-style=+%Y-%m-%d {pbs.cluster.prefix}/sbin/pbs_server.bin | awk '{{print $6}}'"
+    ).stdout.strip()
+    return {
+        "pbs_version": server.get("pbs_version", "unknown"),
+        "build": f"{pbs.cluster.prefix} (pbs_server.bin dated {build or 'unknown'})",
+        "inventory": str(pbs.cluster.inventory.path),
+        "server": pbs.cluster.server.name,
+        "hosts": sorted(pbs.cluster.hosts),
+    }
+
+
 @pytest.fixture(scope="session")
-def baseline(pbs: Pbs) -> baseline_mod.Snapshot:
+def baseline(pbs: Pbs, pytestconfig: pytest.Config) -> baseline_mod.Snapshot:
     """Snapshot of the deployed cluster at session start, after healing leftovers of killed runs."""
     _heal_local_hosts(pbs.cluster)
+    if pytestconfig.pluginmanager.has_plugin("pbs_harness.conformance.recorder"):
+        from pbs_harness.conformance import recorder
+
+        recorder.record_environment(pytestconfig, _environment(pbs))
     snap = baseline_mod.take(pbs)
     if _dirty(snap):
         # Leftover work of an interrupted run: clear it and give the nodes PBS's own time to come back.

@@ -1,0 +1,224 @@
+"""The conformance report: every catalogue entry with a status, its tests and observed differences.
+
+Status of an interface:
+  pass         every test tagged with it ran and passed
+  fail         a tagged test failed (or errored in setup/teardown)
+  xfail        a tagged test is a known failure of OpenPBS (xfail with the observed output)
+  incomplete   some tagged tests passed, others did not run in this run
+  skipped      the tagged tests ran but were skipped (the reason is shown)
+  not run      tests exist but none ran in this run
+  not covered  no test is tagged with it
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pbs_harness.conformance import tags
+from pbs_harness.conformance.catalogue import Catalogue, Interface
+
+STATUS_ORDER = ("fail", "xfail", "incomplete", "skipped", "not run", "not covered", "pass")
+COLOURS = {
+    "pass": "#1a7f37",
+    "fail": "#cf222e",
+    "xfail": "#bc4c00",
+    "incomplete": "#9a6700",
+    "skipped": "#6e7781",
+    "not run": "#6e7781",
+    "not covered": "#8250df",
+}
+
+
+@dataclass
+class InterfaceResult:
+    id: str
+    feature: str
+    title: str
+    source: str
+    section: str
+    summary: str
+    shipped_notes: str | None
+    status: str
+    tests: list[dict[str, Any]] = field(default_factory=list)
+    untested: list[str] = field(default_factory=list)  # tagged tests that did not run
+    differences: list[dict[str, str]] = field(default_factory=list)
+
+
+def _status(ran: list[dict[str, Any]], tagged: list[str]) -> str:
+    if not ran:
+        return "not run" if tagged else "not covered"
+    outcomes = {t["outcome"] for t in ran}
+    if outcomes & {"failed", "error", "xpassed"}:
+        return "fail"
+    if "xfailed" in outcomes:
+        return "xfail"
+    if outcomes == {"skipped"}:
+        return "skipped"
+    ran_ids = {_short(t["nodeid"]) for t in ran}
+    if any(t not in ran_ids for t in tagged) or "skipped" in outcomes:
+        return "incomplete"
+    return "pass"
+
+
+def _short(nodeid: str) -> str:
+    """`ptl_tests/test_x.py::test_y[param]` -> `ptl_tests/test_x.py::test_y` (the tag scan's form)."""
+    return nodeid.split("[", 1)[0]
+
+
+def build(cat: Catalogue, results: dict[str, Any], test_dir: Path) -> list[InterfaceResult]:
+    tagged = tags.scan(test_dir)
+    tests = results.get("tests", [])
+    out = []
+    for iface in cat:
+        ran = [t for t in tests if iface.id in t.get("specs", [])]
+        ran_ids = {_short(t["nodeid"]) for t in ran}
+        out.append(
+            InterfaceResult(
+                **_fields(iface),
+                status=_status(ran, tagged.get(iface.id, [])),
+                tests=ran,
+                untested=[t for t in tagged.get(iface.id, []) if t not in ran_ids],
+                differences=[d for t in tests for d in t.get("differences", []) if d.get("spec") == iface.id],
+            )
+        )
+    return out
+
+
+def _fields(iface: Interface) -> dict[str, Any]:
+    return {
+        "id": iface.id,
+        "feature": iface.feature,
+        "title": iface.title,
+        "source": iface.source,
+        "section": iface.section,
+        "summary": iface.summary,
+        "shipped_notes": iface.shipped_notes,
+    }
+
+
+def counts(rows: list[InterfaceResult]) -> dict[str, int]:
+    return {s: sum(r.status == s for r in rows) for s in STATUS_ORDER if any(r.status == s for r in rows)}
+
+
+def header(results: dict[str, Any]) -> dict[str, Any]:
+    env = results.get("environment", {})
+    return {
+        "openpbs_version": env.get("pbs_version", "unknown (no test reached the cluster)"),
+        "openpbs_build": env.get("build", "unknown"),
+        "inventory": env.get("inventory", "unknown"),
+        "server": env.get("server", "unknown"),
+        "hosts": env.get("hosts", []),
+        "started": results.get("started", ""),
+        "finished": results.get("finished", ""),
+    }
+
+
+def write_json(path: Path, cat: Catalogue, rows: list[InterfaceResult], results: dict[str, Any]) -> None:
+    data = {"header": header(results), "counts": counts(rows), "interfaces": [asdict(r) for r in rows]}
+    path.write_text(json.dumps(data, indent=2) + "\n")
+
+
+def write_markdown(path: Path, cat: Catalogue, rows: list[InterfaceResult], results: dict[str, Any]) -> None:
+    h = header(results)
+    lines = [
+        "# OpenPBS conformance report",
+        "",
+        f"- OpenPBS: **{h['openpbs_version']}** ({h['openpbs_build']})",
+        f"- Cluster: inventory `{h['inventory']}`, server `{h['server']}`, hosts {', '.join(h['hosts']) or '-'}",
+        f"- Run: {h['started']} to {h['finished']}",
+        "- Status counts: " + ", ".join(f"{k}: {v}" for k, v in counts(rows).items()),
+        "",
+    ]
+    for key, feature in cat.features.items():
+        lines += [
+            f"## {feature.title}",
+            "",
+            "| id | interface | status | tests | differences |",
+            "|---|---|---|---|---|",
+        ]
+        for r in (r for r in rows if r.feature == key):
+            tests = "<br>".join(f"{_short(t['nodeid']).split('::')[-1]}: {t['outcome']}" for t in r.tests)
+            tests += "".join(f"<br>{t.split('::')[-1]}: not run" for t in r.untested)
+            diffs = "<br>".join(f"spec: {d['spec_says']} / OpenPBS: {d['openpbs_does']}" for d in r.differences)
+            lines.append(f"| {r.id} | {r.title} | {r.status} | {tests or '-'} | {diffs or '-'} |")
+        lines.append("")
+    path.write_text("\n".join(lines).replace("\n\n\n", "\n\n"))
+
+
+CSS = """
+body{font-family:system-ui,sans-serif;margin:2rem;color:#1f2328;max-width:1200px}
+h1{margin-bottom:.2rem} .meta{color:#57606a;margin:.1rem 0}
+table{border-collapse:collapse;width:100%;margin:1rem 0 2rem}
+th,td{border:1px solid #d0d7de;padding:.4rem .6rem;vertical-align:top;text-align:left;font-size:.92rem}
+th{background:#f6f8fa} .badge{color:#fff;border-radius:1rem;padding:.1rem .6rem;font-weight:600;white-space:nowrap}
+.summary{color:#57606a;font-size:.85rem} .diff{background:#fff8c5;padding:.2rem .4rem;margin:.2rem 0}
+code{font-size:.85rem} .counts span{margin-right:1rem}
+"""
+
+
+def _badge(status: str) -> str:
+    return f'<span class="badge" style="background:{COLOURS[status]}">{html.escape(status)}</span>'
+
+
+def write_html(path: Path, cat: Catalogue, rows: list[InterfaceResult], results: dict[str, Any]) -> None:
+    h = header(results)
+    e = html.escape
+    parts = [
+        "<!doctype html><html><head><meta charset='utf-8'><title>OpenPBS conformance report</title>",
+        f"<style>{CSS}</style></head><body>",
+        "<h1>OpenPBS conformance report</h1>",
+        f"<p class='meta'>OpenPBS <b>{e(str(h['openpbs_version']))}</b>"
+        f" &middot; build {e(str(h['openpbs_build']))}</p>",
+        f"<p class='meta'>Cluster: inventory <code>{e(str(h['inventory']))}</code>,"
+        f" server <code>{e(str(h['server']))}</code>, hosts {e(', '.join(h['hosts']) or '-')}</p>",
+        f"<p class='meta'>Run: {e(h['started'])} &rarr; {e(h['finished'])}</p>",
+        "<p class='counts'>" + "".join(f"<span>{_badge(k)} {v}</span>" for k, v in counts(rows).items()) + "</p>",
+    ]
+    for key, feature in cat.features.items():
+        parts.append(f"<h2>{e(feature.title)}</h2><p class='meta'>spec: <code>{e(feature.spec)}</code></p>")
+        parts.append("<table><tr><th>id</th><th>interface</th><th>status</th><th>tests</th><th>differences</th></tr>")
+        for r in (r for r in rows if r.feature == key):
+            tests = "".join(_test_html(t, path.parent) for t in r.tests)
+            tests += "".join(f"<div>{e(t.split('::')[-1])}: not run</div>" for t in r.untested)
+            diffs = "".join(
+                f"<div class='diff'><b>spec:</b> {e(d['spec_says'])}<br><b>OpenPBS:</b> {e(d['openpbs_does'])}"
+                + (f"<br><code>{e(d['evidence'])}</code>" if d.get("evidence") else "")
+                + "</div>"
+                for d in r.differences
+            )
+            notes = f"<div class='summary'><i>shipped:</i> {e(r.shipped_notes)}</div>" if r.shipped_notes else ""
+            parts.append(
+                f"<tr><td><b>{e(r.id)}</b></td><td>{e(r.title)}"
+                f"<div class='summary'>{e(r.section)}: {e(r.summary)}</div>{notes}</td>"
+                f"<td>{_badge(r.status)}</td><td>{tests or '-'}</td><td>{diffs or '-'}</td></tr>"
+            )
+        parts.append("</table>")
+    parts.append("</body></html>")
+    path.write_text("\n".join(parts))
+
+
+def _test_html(test: dict[str, Any], base: Path) -> str:
+    name = html.escape(_short(test["nodeid"]).split("::")[-1])
+    line = f"<div>{name}: <b>{html.escape(test['outcome'])}</b>"
+    if test.get("evidence"):
+        rel = os.path.relpath(test["evidence"], base)
+        line += f" (<a href='{html.escape(rel)}'>evidence</a>)"
+    reason = test.get("skip_reason") or test.get("xfail_reason")
+    if reason:
+        line += f"<div class='summary'>{html.escape(str(reason))}</div>"
+    return line + "</div>"
+
+
+def write_all(cat: Catalogue, results: dict[str, Any], test_dir: Path, out_dir: Path) -> list[Path]:
+    rows = build(cat, results, test_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    paths = [out_dir / "conformance.html", out_dir / "conformance.md", out_dir / "conformance.json"]
+    write_html(paths[0], cat, rows, results)
+    write_markdown(paths[1], cat, rows, results)
+    write_json(paths[2], cat, rows, results)
+    return paths
