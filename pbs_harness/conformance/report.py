@@ -191,10 +191,10 @@ def write_html(path: Path, cat: Catalogue, rows: list[InterfaceResult], results:
                 + "</div>"
                 for d in r.differences
             )
-            notes = f"<div class='summary'><i>shipped:</i> {e(r.shipped_notes)}</div>" if r.shipped_notes else ""
+            notes = f"<div><i>shipped:</i> {e(r.shipped_notes)}</div>" if r.shipped_notes else ""
             parts.append(
                 f"<tr><td><b>{e(r.id)}</b></td><td>{e(r.title)}"
-                f"<div class='summary'>{e(r.section)}: {e(r.summary)}</div>{notes}</td>"
+                f"<details class='summary'><summary>{e(r.section)}: spec summary</summary>{e(r.summary)}{notes}</details></td>"
                 f"<td>{_badge(r.status)}</td><td>{tests or '-'}</td><td>{diffs or '-'}</td></tr>"
             )
         parts.append("</table>")
