@@ -194,7 +194,8 @@ def write_html(path: Path, cat: Catalogue, rows: list[InterfaceResult], results:
             notes = f"<div><i>shipped:</i> {e(r.shipped_notes)}</div>" if r.shipped_notes else ""
             parts.append(
                 f"<tr><td><b>{e(r.id)}</b></td><td>{e(r.title)}"
-                f"<details class='summary'><summary>{e(r.section)}: spec summary</summary>{e(r.summary)}{notes}</details></td>"
+                f"<details class='summary'><summary>{e(r.section)}: spec summary</summary>"
+                f"{e(r.summary)}{notes}</details></td>"
                 f"<td>{_badge(r.status)}</td><td>{tests or '-'}</td><td>{diffs or '-'}</td></tr>"
             )
         parts.append("</table>")
