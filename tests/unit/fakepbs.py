@@ -1,0 +1,108 @@
+"""A small FAKE of the `pbs` hook module, for unit tests of our hook logic only.
+
+It fakes just what hooks/reliable_startup.py touches: event types, pbs.event() with a job,
+Resource_List, env, vnode_list_fail, accept/reject (which end the hook, as in PBS, by raising),
+logmsg, hold_types, ND_OFFLINE and a select value whose increment_chunks() RECORDS the
+increment it was given (it does not compute PBS's result: that is for the acceptance suite).
+Nothing here says how real OpenPBS behaves.
+"""
+
+from __future__ import annotations
+
+import sys
+import types
+from dataclasses import dataclass, field
+from typing import Any
+
+QUEUEJOB, EXECJOB_LAUNCH, EXECJOB_PROLOGUE = 1, 2, 3
+LOG_DEBUG, LOG_ERROR = 4, 2
+ND_OFFLINE = "offline"
+
+
+class HookExit(Exception):
+    def __init__(self, accepted: bool, message: str = "") -> None:
+        super().__init__(message)
+        self.accepted = accepted
+        self.message = message
+
+
+class FakeSelect(str):
+    calls: list[Any]
+
+    def increment_chunks(self, spec: Any) -> FakeSelect:
+        FakeSelect.calls.append(spec)
+        return FakeSelect(f"padded({self})")
+
+
+FakeSelect.calls = []
+
+
+class FakeResourceList(dict):
+    """Unset resources read as None, as they do in PBS hooks."""
+
+    def __missing__(self, key: str) -> None:
+        return None
+
+
+@dataclass
+class FakeVnode:
+    state: Any = None
+
+
+@dataclass
+class FakeJob:
+    Resource_List: dict[str, Any] = field(default_factory=dict)
+    tolerate_node_failures: str | None = None
+    interactive: bool | None = None
+    ms: bool = True
+    prune_result: Any = "pruned"  # what release_nodes returns (None = failure)
+    Hold_Types: Any = None
+    released_with: list[str] = field(default_factory=list)
+    reran: bool = False
+    deleted: bool = False
+
+    def __post_init__(self) -> None:
+        self.Resource_List = FakeResourceList(self.Resource_List)
+
+    def in_ms_mom(self) -> bool:
+        return self.ms
+
+    def release_nodes(self, keep_select: str | None = None) -> Any:
+        self.released_with.append(keep_select or "")
+        if self.prune_result is None:
+            return None
+        return types.SimpleNamespace(exec_vnode="(kept)")
+
+    def rerun(self) -> None:
+        self.reran = True
+
+    def delete(self) -> None:
+        self.deleted = True
+
+
+@dataclass
+class FakeEvent:
+    type: int
+    job: FakeJob
+    env: dict[str, str] = field(default_factory=dict)
+    vnode_list_fail: dict[str, FakeVnode] = field(default_factory=dict)
+
+    def accept(self) -> None:
+        raise HookExit(True)
+
+    def reject(self, message: str = "") -> None:
+        raise HookExit(False, message)
+
+
+def install(event: FakeEvent, config_path: str | None) -> list[tuple[int, str]]:
+    """Put a fake `pbs` module in sys.modules for one hook run; returns the list logmsg fills."""
+    logs: list[tuple[int, str]] = []
+    mod = types.ModuleType("pbs")
+    mod.QUEUEJOB, mod.EXECJOB_LAUNCH, mod.EXECJOB_PROLOGUE = QUEUEJOB, EXECJOB_LAUNCH, EXECJOB_PROLOGUE
+    mod.LOG_DEBUG, mod.LOG_ERROR, mod.ND_OFFLINE = LOG_DEBUG, LOG_ERROR, ND_OFFLINE
+    mod.hook_config_filename = config_path
+    mod.event = lambda: event
+    mod.logmsg = lambda level, msg: logs.append((level, msg))
+    mod.hold_types = lambda s: f"hold_types({s})"
+    sys.modules["pbs"] = mod
+    return logs
