@@ -36,17 +36,15 @@ COLOURS = {
 
 @dataclass
 class InterfaceResult:
-    id: str
-    feature: str
-    title: str
-    source: str
-    section: str
-    summary: str
-    shipped_notes: str | None
+    interface: Interface
     status: str
     tests: list[dict[str, Any]] = field(default_factory=list)
     untested: list[str] = field(default_factory=list)  # tagged tests that did not run
     differences: list[dict[str, str]] = field(default_factory=list)
+
+    @property
+    def id(self) -> str:
+        return self.interface.id
 
 
 def _status(ran: list[dict[str, Any]], tagged: list[str]) -> str:
@@ -79,7 +77,7 @@ def build(cat: Catalogue, results: dict[str, Any], test_dir: Path) -> list[Inter
         ran_ids = {_short(t["nodeid"]) for t in ran}
         out.append(
             InterfaceResult(
-                **_fields(iface),
+                interface=iface,
                 status=_status(ran, tagged.get(iface.id, [])),
                 tests=ran,
                 untested=[t for t in tagged.get(iface.id, []) if t not in ran_ids],
@@ -87,18 +85,6 @@ def build(cat: Catalogue, results: dict[str, Any], test_dir: Path) -> list[Inter
             )
         )
     return out
-
-
-def _fields(iface: Interface) -> dict[str, Any]:
-    return {
-        "id": iface.id,
-        "feature": iface.feature,
-        "title": iface.title,
-        "source": iface.source,
-        "section": iface.section,
-        "summary": iface.summary,
-        "shipped_notes": iface.shipped_notes,
-    }
 
 
 def counts(rows: list[InterfaceResult]) -> dict[str, int]:
@@ -119,7 +105,7 @@ def header(results: dict[str, Any]) -> dict[str, Any]:
 
 
 def write_json(path: Path, cat: Catalogue, rows: list[InterfaceResult], results: dict[str, Any]) -> None:
-    data = {"header": header(results), "counts": counts(rows), "interfaces": [asdict(r) for r in rows]}
+    data = {"header": header(results), "counts": counts(rows), "interfaces": [{"id": r.id, **asdict(r)} for r in rows]}
     path.write_text(json.dumps(data, indent=2) + "\n")
 
 
@@ -141,11 +127,11 @@ def write_markdown(path: Path, cat: Catalogue, rows: list[InterfaceResult], resu
             "| id | interface | status | tests | differences |",
             "|---|---|---|---|---|",
         ]
-        for r in (r for r in rows if r.feature == key):
+        for r in (r for r in rows if r.interface.feature == key):
             tests = "<br>".join(f"{_short(t['nodeid']).split('::')[-1]}: {t['outcome']}" for t in r.tests)
             tests += "".join(f"<br>{t.split('::')[-1]}: not run" for t in r.untested)
             diffs = "<br>".join(f"spec: {d['spec_says']} / OpenPBS: {d['openpbs_does']}" for d in r.differences)
-            lines.append(f"| {r.id} | {r.title} | {r.status} | {tests or '-'} | {diffs or '-'} |")
+            lines.append(f"| {r.id} | {r.interface.title} | {r.status} | {tests or '-'} | {diffs or '-'} |")
         lines.append("")
     path.write_text("\n".join(lines).replace("\n\n\n", "\n\n"))
 
@@ -182,7 +168,7 @@ def write_html(path: Path, cat: Catalogue, rows: list[InterfaceResult], results:
     for key, feature in cat.features.items():
         parts.append(f"<h2>{e(feature.title)}</h2><p class='meta'>spec: <code>{e(feature.spec)}</code></p>")
         parts.append("<table><tr><th>id</th><th>interface</th><th>status</th><th>tests</th><th>differences</th></tr>")
-        for r in (r for r in rows if r.feature == key):
+        for r in (r for r in rows if r.interface.feature == key):
             tests = "".join(_test_html(t, path.parent) for t in r.tests)
             tests += "".join(f"<div>{e(t.split('::')[-1])}: not run</div>" for t in r.untested)
             diffs = "".join(
@@ -191,11 +177,11 @@ def write_html(path: Path, cat: Catalogue, rows: list[InterfaceResult], results:
                 + "</div>"
                 for d in r.differences
             )
-            notes = f"<div><i>shipped:</i> {e(r.shipped_notes)}</div>" if r.shipped_notes else ""
+            notes = f"<div><i>shipped:</i> {e(r.interface.shipped_notes)}</div>" if r.interface.shipped_notes else ""
             parts.append(
-                f"<tr><td><b>{e(r.id)}</b></td><td>{e(r.title)}"
-                f"<details class='summary'><summary>{e(r.section)}: spec summary</summary>"
-                f"{e(r.summary)}{notes}</details></td>"
+                f"<tr><td><b>{e(r.id)}</b></td><td>{e(r.interface.title)}"
+                f"<details class='summary'><summary>{e(r.interface.section)}: spec summary</summary>"
+                f"{e(r.interface.summary)}{notes}</details></td>"
                 f"<td>{_badge(r.status)}</td><td>{tests or '-'}</td><td>{diffs or '-'}</td></tr>"
             )
         parts.append("</table>")
