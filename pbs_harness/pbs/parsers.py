@@ -104,3 +104,14 @@ def parse_select(value: str) -> list[SelectChunk]:
 
 def format_select(chunks: list[SelectChunk]) -> str:
     return "+".join(str(c) for c in chunks)
+
+
+_SIZE_UNITS = {"b": 1 / 1024, "w": 8 / 1024, "kb": 1, "kw": 8, "mb": 1024, "mw": 8 * 1024, "gb": 1024**2, "tb": 1024**3}
+
+
+def size_kb(value: str | int) -> int:
+    """A PBS size ("2gb", "1048576kb", "512mb", bare number = bytes) in kilobytes."""
+    text = str(value).strip().lower()
+    num = text.rstrip("bkmgtw")
+    unit = text[len(num) :] or "b"
+    return int(float(num) * _SIZE_UNITS[unit])

@@ -8,6 +8,7 @@ from pbs_harness.pbs.parsers import (
     parse_exec_host,
     parse_exec_vnode,
     parse_select,
+    size_kb,
 )
 
 
@@ -44,3 +45,11 @@ def test_select_round_trip() -> None:
         SelectChunk(1, {"ncpus": "2"}),
     ]
     assert format_select(chunks) == "1:ncpus=3:mem=2gb+2:ncpus=3:mem=2gb+1:ncpus=2"
+
+
+def test_sizes_in_kb() -> None:
+    assert size_kb("2gb") == 2097152
+    assert size_kb("1048576kb") == 1048576
+    assert size_kb("512mb") == 524288
+    assert size_kb("2048") == 2
+    assert size_kb("24684092kb") == 24684092
