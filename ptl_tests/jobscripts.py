@@ -20,3 +20,12 @@ def section(output: str, name: str) -> list[str]:
     start = lines.index(f"== {name}") + 1
     end = next(i for i in range(start, len(lines)) if lines[i].startswith("== "))
     return [line.strip() for line in lines[start:end] if line.strip()]
+
+
+def sleep_on_every_chunk(prefix: str, seconds: int) -> str:
+    """Start `sleep SECONDS` as a task on every chunk (pbsdsh) and on the primary: each host of the
+    job then runs a process that is visible with ps and must die when that host is released."""
+    return f"""#!/bin/bash
+{prefix}/bin/pbsdsh -- /bin/sleep {seconds} &
+/bin/sleep {seconds}
+"""

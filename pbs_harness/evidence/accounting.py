@@ -82,3 +82,37 @@ def walltime_seconds(value: str) -> int:
     for part in value.split(":"):
         total = total * 60 + int(part)
     return total
+
+
+class AccountingReader:
+    """The server's accounting file(s) on the server host, parsed."""
+
+    def __init__(self, host, pbs_home: str) -> None:
+        self.host = host
+        self.dir = f"{pbs_home}/server_priv/accounting"
+
+    def records(self, since: datetime) -> list[AccountingRecord]:
+        from datetime import timedelta
+
+        days, day = [], since.date()
+        while day <= datetime.now().date():
+            days.append(f"{self.dir}/{day:%Y%m%d}")
+            day += timedelta(days=1)
+        text = self.host.run("cat " + " ".join(days) + " 2>/dev/null").stdout
+        return [r for r in parse(text) if r.time >= since.replace(microsecond=0)]
+
+    def of(self, record_id: str, types: str, since: datetime) -> list[AccountingRecord]:
+        return of(self.records(since), record_id, types)
+
+    def wait_for(
+        self, record_id: str, types: str, count: int, since: datetime, timeout: float
+    ) -> list[AccountingRecord]:
+        """Wait until `count` records of the given types exist for the id; returns them in order."""
+        from pbs_harness.waits import wait_until
+
+        return wait_until(
+            lambda: self.of(record_id, types, since),
+            lambda recs: len(recs) >= count,
+            timeout=timeout,
+            describe=f"{count} accounting record(s) of type {types!r} for {record_id}",
+        )
