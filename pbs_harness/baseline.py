@@ -27,7 +27,7 @@ class Snapshot:
     server: dict[str, Any]
     queues: dict[str, dict[str, Any]]
     nodes: dict[str, dict[str, Any]]
-    hooks: tuple[str, ...]
+    hooks: dict[str, dict[str, str]]
     mom_configs: dict[str, str]
     jobs: tuple[str, ...]
     reservations: tuple[str, ...]
@@ -44,7 +44,7 @@ def take(pbs: Pbs) -> Snapshot:
         server=server,
         queues=queues,
         nodes=nodes,
-        hooks=tuple(sorted(pbs.hooks.names())),
+        hooks=pbs.hooks.attributes(),
         mom_configs=moms,
         jobs=tuple(sorted(pbs.jobs.all(history=False))),
         reservations=tuple(sorted(pbs.resv.all())),
@@ -71,8 +71,16 @@ def diff(base: Snapshot, now: Snapshot) -> list[str]:
     for name in sorted(set(base.nodes) | set(now.nodes)):
         b, n = base.nodes.get(name, {}), now.nodes.get(name, {})
         out += [f"vnode {name} {k}: baseline {b.get(k)!r}, now {n.get(k)!r}" for k in NODE_KEYS if b.get(k) != n.get(k)]
-    if base.hooks != now.hooks:
-        out.append(f"hooks: baseline {list(base.hooks)}, now {list(now.hooks)}")
+    for name in sorted(set(base.hooks) | set(now.hooks)):
+        b, n = base.hooks.get(name), now.hooks.get(name)
+        if b is None or n is None:
+            out.append(f"hook {name}: {'added' if b is None else 'deleted'}")
+            continue
+        out += [
+            f"hook {name} {k}: baseline {b.get(k)!r}, now {n.get(k)!r}"
+            for k in sorted(set(b) | set(n))
+            if b.get(k) != n.get(k)
+        ]
     for host, text in base.mom_configs.items():
         if now.mom_configs.get(host) != text:
             out.append(f"mom config of {host} differs from baseline")
@@ -90,8 +98,16 @@ def _restore_configs(pbs: Pbs, base: Snapshot) -> None:
     for host in pbs.cluster.moms:
         if pbs.mom_config.read(host) != base.mom_configs.get(host.name, ""):
             pbs.mom_config.write(host, base.mom_configs.get(host.name, ""))
-    for name in set(pbs.hooks.names()) - set(base.hooks):
+    current = pbs.hooks.attributes()
+    for name in set(current) - set(base.hooks):
         pbs.hooks.delete(name)
+    for name, attrs in base.hooks.items():
+        # Settable hook attributes a test may have changed (enabled, order, alarm, debug, ...).
+        changed = {
+            k: v for k, v in attrs.items() if k not in ("type", "event", "user") and current.get(name, {}).get(k) != v
+        }
+        if changed:
+            pbs.server.qmgr(f"set hook {name} " + ",".join(f"{k}={v}" for k, v in changed.items()))
 
 
 def _restore_server(pbs: Pbs, base: Snapshot, now: Snapshot) -> None:

@@ -46,6 +46,27 @@ class Hooks(PbsCommands):
         if not res.ok and "No such hook" not in res.stderr + res.stdout:
             raise CommandError(res)
 
+    def attributes(self) -> dict[str, dict[str, str]]:
+        """Every site hook's attributes from `qmgr -c 'list hook'` (continuation lines joined)."""
+        return parse_list_hook(self.check("qmgr", "-c", "list hook").stdout)
+
     def names(self) -> list[str]:
         out = self.check("qmgr", "-c", "list hook").stdout
         return [line.split(None, 1)[1].strip() for line in out.splitlines() if line.startswith("Hook ")]
+
+
+def parse_list_hook(text: str) -> dict[str, dict[str, str]]:
+    """`qmgr -c 'list hook'` output -> {hook: {attribute: value}}; tab-indented lines continue a value."""
+    hooks: dict[str, dict[str, str]] = {}
+    current: dict[str, str] | None = None
+    last = ""
+    for line in text.splitlines():
+        if line.startswith("Hook "):
+            current = hooks.setdefault(line.split(None, 1)[1].strip(), {})
+        elif current is not None and line.startswith("\t") and last:
+            current[last] += line.strip()
+        elif current is not None and " = " in line:
+            key, value = line.strip().split(" = ", 1)
+            current[key] = value
+            last = key
+    return hooks

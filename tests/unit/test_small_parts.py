@@ -57,3 +57,16 @@ def test_missing_programs_name_their_debian_packages() -> None:
     with pytest.raises(PreconditionError, match="tini") as err:
         preflight.check_programs(lambda prog: None if prog == "tini" else f"/usr/bin/{prog}")
     assert "apt-get install -y tini" in err.value.hint
+
+
+def test_list_hook_parsing_joins_continuation_lines() -> None:
+    from pbs_harness.pbs.hooks import parse_list_hook
+
+    text = (
+        "Hook pbs_cgroups\n    type = site\n    enabled = false\n    event = execjob_begin,execjob_end,\n"
+        "\texechost_startup\n    alarm = 90\n\nHook rjs_pad\n    enabled = true\n"
+    )
+    hooks = parse_list_hook(text)
+    assert hooks["pbs_cgroups"]["event"] == "execjob_begin,execjob_end,exechost_startup"
+    assert hooks["pbs_cgroups"]["alarm"] == "90"
+    assert hooks["rjs_pad"] == {"enabled": "true"}
