@@ -14,6 +14,7 @@ import pytest
 
 from pbs_harness import baseline as baseline_mod
 from pbs_harness import shell
+from pbs_harness.faults.ssh import DaemonKill, DaemonPause, SshPartition
 from pbs_harness.localcluster import hostproc, network, provider
 from pbs_harness.waits import wait_until
 
@@ -165,3 +166,28 @@ def test_ctrl_c_during_a_partition_leaves_no_partition(local, cluster, tmp_path)
             child.kill()
     assert child.returncode == 2, out  # pytest's exit code for an interrupted run
     assert not network.is_partitioned(provider.host(target)), out
+
+
+def test_ssh_side_partition_spares_the_harness_session(cluster, nemesis) -> None:
+    """The partition used on inventories that are not the local cluster, exercised here."""
+    target, peer = sister(cluster, 3), sister(cluster, 1)
+    fault = nemesis.start(SshPartition(cluster, target))
+    assert not tcp_open(cluster, peer, target, 15002)
+    assert cluster.hosts[target].run("true").ok  # our own session still reaches it
+    assert not cluster.hosts[target].run(f"timeout 3 bash -c '</dev/tcp/{cluster.server.name}/15001'").ok
+    nemesis.heal(fault)
+    assert tcp_open(cluster, peer, target, 15002)
+
+
+def test_ssh_side_pause_and_kill_of_pbs_daemons(cluster, pbs, nemesis) -> None:
+    target = sister(cluster, 4)
+    host = cluster.hosts[target]
+    fault = nemesis.start(DaemonPause(cluster, target))
+    assert set(host.check("ps -o stat= -C pbs_mom").stdout.split()) <= {"T", "Tl", "Tsl", "Ts"}
+    nemesis.heal(fault)
+    assert "T" not in host.check("ps -o stat= -C pbs_mom").stdout
+    fault = nemesis.start(DaemonKill(cluster, target))
+    assert not host.run(["pgrep", "-x", "pbs_mom"]).ok
+    pbs.nodes.wait_state([target], "down", exact=False, timeout=60)
+    nemesis.heal(fault)
+    pbs.nodes.wait_state([target], "free", timeout=60)

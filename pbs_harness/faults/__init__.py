@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from pbs_harness.cluster import Cluster
+from pbs_harness.faults.ssh import DaemonKill, DaemonPause, SshPartition
 from pbs_harness.localcluster import hostproc, network, provider
 
 
@@ -27,7 +28,7 @@ class Fault(Protocol):
 
 def _local_host(cluster: Cluster, name: str):
     if not cluster.inventory.is_local_cluster:
-        raise NotImplementedError(f"host-level faults need the local cluster; {name} is not one of its hosts")
+        raise NotImplementedError(f"{name} is not a local-cluster host: use the SSH-side faults (faults.ssh)")
     return provider.host(name)
 
 
@@ -156,14 +157,20 @@ class Nemesis:
     def stop_mom(self, host: str) -> Fault:
         return self.start(MomSignal(self._c(), host, "STOP"))
 
+    def _local(self) -> bool:
+        return self._c().inventory.is_local_cluster
+
     def crash_host(self, host: str) -> Fault:
-        return self.start(HostCrash(self._c(), host))
+        """Local cluster: every process dies at once. Elsewhere: SIGKILL of PBS and the test users' processes."""
+        return self.start(HostCrash(self._c(), host) if self._local() else DaemonKill(self._c(), host))
 
     def pause_host(self, host: str) -> Fault:
-        return self.start(HostPause(self._c(), host))
+        """Local cluster: the cgroup freezer. Elsewhere: SIGSTOP of PBS and the test users' processes."""
+        return self.start(HostPause(self._c(), host) if self._local() else DaemonPause(self._c(), host))
 
     def partition(self, host: str) -> Fault:
-        return self.start(HostPartition(self._c(), host))
+        """Local cluster: netns firewall from outside. Elsewhere: iptables over SSH, sparing our session."""
+        return self.start(HostPartition(self._c(), host) if self._local() else SshPartition(self._c(), host))
 
     def reject_hook(self, event: str, hosts: tuple[str, ...], how: str = "reject", seconds: int = 60) -> Fault:
         return self.start(RejectHook(self._c(), event, tuple(hosts), how, seconds))
