@@ -31,9 +31,21 @@ class Server(PbsCommands):
     def unset(self, *attrs: str, obj: str = "server", name: str = "", user: str | None = None) -> CommandResult:
         return self.qmgr(f"unset {obj} {name} {','.join(attrs)}".replace("  ", " "), user=user)
 
-    def stop(self) -> CommandResult:
-        """qterm -t quick: the server stops, running jobs keep running."""
-        return self.run("qterm", "-t", "quick")
+    def stop(self, timeout: float = 60) -> CommandResult:
+        """qterm -t quick (running jobs keep running), then wait until pbs_server.bin has exited.
+
+        qterm can return while the old daemon is still shutting down (stopping its data service);
+        a pbs_server started in that window loses its data service connection and dies.
+        """
+        res = self.run("qterm", "-t", "quick")
+        if res.ok:
+            wait_until(
+                lambda: self.cluster.server.run(["pgrep", "-x", "pbs_server.bin"]).ok,
+                lambda running: not running,
+                timeout=timeout,
+                describe="pbs_server.bin exited after qterm",
+            )
+        return res
 
     def start(self, timeout: float = 60) -> None:
         """Start the server daemon on the server host and wait until it answers."""
