@@ -6,7 +6,7 @@ import shlex
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pbs_harness.pbs.base import PbsCommands, parse_json
+from pbs_harness.pbs.base import PbsCommands
 from pbs_harness.transport import CommandError, CommandResult
 from pbs_harness.waits import wait_until
 
@@ -54,14 +54,12 @@ class Jobs(PbsCommands):
         args = ["-fx" if history else "-f", "-F", "json", job_id]
         if "[]" in job_id:
             args.insert(0, "-t")
-        res = self.run("qstat", *args)
-        if not res.ok:
-            return {}
-        return parse_json(res.stdout).get("Jobs", {}).get(job_id, {})
+        data = self.run_json("qstat", *args)
+        return (data or {}).get("Jobs", {}).get(job_id, {})
 
     def all(self, *, history: bool = False) -> dict[str, dict[str, Any]]:
-        res = self.run("qstat", "-fx" if history else "-f", "-t", "-F", "json")
-        return parse_json(res.stdout).get("Jobs", {}) if res.ok else {}
+        data = self.run_json("qstat", "-fx" if history else "-f", "-t", "-F", "json")
+        return (data or {}).get("Jobs", {})
 
     def wait(
         self, job_id: str, *, job_state: str | Sequence[str], substate: int | None = None, timeout: float
