@@ -7,6 +7,7 @@ broken transport (host crashed and booted). Every command can be recorded in a t
 
 from __future__ import annotations
 
+import select
 import shlex
 import threading
 import time
@@ -159,11 +160,15 @@ class RemoteHost:
 
 
 def _exec(client: paramiko.SSHClient, cmd: str, timeout: float, stdin: str | None) -> tuple[int, str, str]:
+    """Run cmd on a new channel; read stdout and stderr until EOF *and* the exit status arrived.
+
+    sshd may send the exit status before the last output (the child exited while its pipe still
+    held data), so the exit status alone does not mean the output is complete: EOF does.
+    """
     transport = client.get_transport()
     if transport is None:
         raise paramiko.SSHException("no transport")
     chan = transport.open_session(timeout=10)
-    chan.settimeout(timeout)
     try:
         chan.exec_command(cmd)
         if stdin is not None:
@@ -172,18 +177,16 @@ def _exec(client: paramiko.SSHClient, cmd: str, timeout: float, stdin: str | Non
         out, err = bytearray(), bytearray()
         deadline = time.monotonic() + timeout
         while True:
-            if chan.recv_ready():
+            while chan.recv_ready():
                 out += chan.recv(65536)
-            if chan.recv_stderr_ready():
+            while chan.recv_stderr_ready():
                 err += chan.recv_stderr(65536)
-            if chan.exit_status_ready() and not chan.recv_ready() and not chan.recv_stderr_ready():
+            if chan.eof_received and chan.exit_status_ready() and not (chan.recv_ready() or chan.recv_stderr_ready()):
                 break
             if time.monotonic() > deadline:
                 raise TimeoutError(f"`{cmd}` did not finish within {timeout}s")
-            chan.status_event.wait(0.005)
+            select.select([chan], [], [], 0.005)  # wakes on data, stderr or EOF (not on exit status)
         rc = chan.recv_exit_status()
-    except TimeoutError as exc:
-        raise TimeoutError(f"`{cmd}` did not finish within {timeout}s") from exc
     finally:
         chan.close()
     return rc, out.decode(errors="replace"), err.decode(errors="replace")

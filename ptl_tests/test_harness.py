@@ -191,3 +191,12 @@ def test_ssh_side_pause_and_kill_of_pbs_daemons(cluster, pbs, nemesis) -> None:
     pbs.nodes.wait_state([target], "down", exact=False, timeout=60)
     nemesis.heal(fault)
     pbs.nodes.wait_state([target], "free", timeout=60)
+
+
+def test_transport_returns_whole_outputs(cluster) -> None:
+    """Regression: sshd may send the exit status before the last output; the transport waits for EOF."""
+    host = cluster.hosts[sister(cluster, 1)]
+    for _ in range(20):
+        res = host.run("head -c 300000 /dev/zero | base64 -w0; echo; echo done >&2")
+        assert len(res.stdout) == 400001
+        assert res.stderr == "done\n"
