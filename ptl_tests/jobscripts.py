@@ -29,3 +29,41 @@ def sleep_on_every_chunk(prefix: str, seconds: int) -> str:
 {prefix}/bin/pbsdsh -- /bin/sleep {seconds} &
 /bin/sleep {seconds}
 """
+
+
+def sleepers_recording_pids(prefix: str, pid_file: str, seconds: int) -> str:
+    """Start `sleep SECONDS` as a task on every chunk (pbsdsh) and once from the job script itself;
+    each sleep appends "<host> <pid> <task|script>" to pid_file (on a directory every host shares),
+    so a test can look at exactly those processes on their hosts (ps state T when suspended)."""
+    if not pid_file.startswith("/") or any(c in pid_file for c in " '\"$`\\"):
+        raise ValueError(f"pid_file must be a plain absolute path, not {pid_file!r}")
+    record = f'echo "$(hostname) $$ {{origin}}" >> {pid_file}; exec /bin/sleep {seconds}'
+    return f"""#!/bin/bash
+{prefix}/bin/pbsdsh -- /bin/bash -c '{record.format(origin="task")}' &
+/bin/bash -c '{record.format(origin="script")}' &
+wait
+"""
+
+
+def pid_records(text: str) -> list[tuple[str, int, str]]:
+    """(host, pid, origin) of every line sleepers_recording_pids wrote."""
+    out = []
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) == 3 and parts[1].isdigit():
+            out.append((parts[0], int(parts[1]), parts[2]))
+    return out
+
+
+def hook_log_vnode_maintenance(vnode: str) -> str:
+    """Body of a queuejob hook logging what hooks see of a vnode's admin-suspend state, tagged with
+    the submitted job's name: `admin_suspend probe <name>: <vnode> maintenance_jobs=<value>
+    maintenance=<True|False>`."""
+    return f"""import pbs
+
+vn = pbs.server().vnode({vnode!r})
+in_maintenance = bool(vn.state & pbs.ND_STATE_MAINTENANCE)
+pbs.logmsg(pbs.LOG_DEBUG, "admin_suspend probe %s: %s maintenance_jobs=%s maintenance=%s"
+           % (pbs.event().job.Job_Name, {vnode!r}, vn.maintenance_jobs, in_maintenance))
+pbs.event().accept()
+"""

@@ -1,0 +1,231 @@
+"""Helpers of the admin-suspend suite (test_admin_suspend.py).
+
+A `Kit` per test submits the jobs (plain sleeps, or sleepers whose PIDs are recorded so their
+processes can be watched with ps on their hosts), sends qsig as an admin, and cleans up: jobs are
+deleted AND purged from the job history, because OpenPBS 23.06.06 keeps a stale
+`maintenance_jobs` value in its database after the last admin-suspended job of a node is resumed
+or deleted; at the next server start any job still named there that exists (finished jobs in the
+history count) puts the node back into maintenance (see docs/suites/admin_suspend.md).
+"""
+
+from __future__ import annotations
+
+import shlex
+import uuid
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pbs_harness.cluster import Cluster
+from pbs_harness.pbs.client import Pbs
+from pbs_harness.pbs.nodes import states
+from pbs_harness.pbs.parsers import parse_exec_vnode
+from pbs_harness.transport import CommandError, CommandResult
+from pbs_harness.waits import wait_until
+from ptl_tests import jobscripts
+
+# Shipped strings (src/lib/Liblog/pbs_messages.c), as the CLI prints them: "<cmd>: <msg> <job id>".
+WRONG_RESUME = "Job can not be resumed with the requested resume signal"  # msg_wrong_resume, PBSE_WRONG_RESUME
+PERM = "Unauthorized Request "  # msg_perm, PBSE_PERM (note the trailing space)
+BADSTATE = "Request invalid for state of job"  # msg_badstate, PBSE_BADSTATE
+ATTRRO = "Cannot set attribute, read only or insufficient permission "  # msg_attrro, PBSE_ATTRRO (+ name)
+BAD_NODE_VALUE = "Illegal value for node"  # msg_badnodeatval, PBSE_BADNDATVAL (+ " <attribute>")
+JOBEXIST = "Job with requested ID already exists"  # msg_jobexist, PBSE_JOBEXIST
+
+SUSPENDED = 43  # JOB_SUBSTATE_SUSPEND: suspended by qsig (suspend or admin-suspend)
+SCHED_SUSPENDED = 45  # JOB_SUBSTATE_SCHSUSP: suspended by the scheduler (preemption), or 'resume' pending
+RUNNING = 42
+
+SLEEP = 600  # seconds: longer than any test, the jobs are deleted at the end
+
+
+def maintenance_jobs(node: Mapping[str, Any]) -> list[str]:
+    """The node's maintenance_jobs as a list ([] when the attribute is not shown)."""
+    value = node.get("maintenance_jobs")
+    return [v.strip() for v in str(value).split(",") if v.strip()] if value else []
+
+
+def vnodes_of(exec_vnode: str) -> list[str]:
+    return [sl.vnode for chunk in parse_exec_vnode(exec_vnode) for sl in chunk]
+
+
+@dataclass(frozen=True)
+class Proc:
+    """One sleep started by a sleepers job: where it runs and its PID there."""
+
+    host: str
+    pid: int
+    origin: str  # "script" (the job script) or "task" (pbsdsh)
+
+
+@dataclass
+class Sleepers:
+    job_id: str
+    procs: list[Proc]
+
+
+def proc_state(cluster: Cluster, proc: Proc) -> str:
+    """`ps -o stat=` of the process on its host ('' when it no longer exists)."""
+    return cluster.hosts[proc.host].run(["ps", "-o", "stat=", "-p", str(proc.pid)]).stdout.strip()
+
+
+def proc_states(cluster: Cluster, procs: Iterable[Proc]) -> dict[Proc, str]:
+    return {p: proc_state(cluster, p) for p in procs}
+
+
+def wait_procs(cluster: Cluster, procs: Sequence[Proc], want: str, timeout: float = 15) -> dict[Proc, str]:
+    """Wait until every process is `want`: "stopped" (state T), "running" (exists, not T) or "gone"."""
+    checks = {
+        "stopped": lambda s: s.startswith("T"),
+        "running": lambda s: bool(s) and not s.startswith("T"),
+        "gone": lambda s: s == "",
+    }
+    ok = checks[want]
+    return wait_until(
+        lambda: proc_states(cluster, procs),
+        lambda got: all(ok(s) for s in got.values()),
+        timeout=timeout,
+        describe=f"processes {[(p.host, p.pid) for p in procs]} {want}",
+    )
+
+
+def wait_nodes(
+    pbs: Pbs, want: Mapping[str, tuple[set[str], list[str]]], timeout: float = 30
+) -> dict[str, dict[str, Any]]:
+    """Wait until each named vnode has exactly the given state set and maintenance_jobs list."""
+
+    def view(nodes: dict[str, dict[str, Any]]) -> dict[str, tuple[set[str], list[str]]]:
+        return {n: (states(nodes.get(n, {})), maintenance_jobs(nodes.get(n, {}))) for n in want}
+
+    described = {n: (sorted(s), jobs) for n, (s, jobs) in want.items()}
+    return wait_until(
+        pbs.nodes.all,
+        lambda nodes: view(nodes) == dict(want),
+        timeout=timeout,
+        describe=f"vnodes (state, maintenance_jobs) = {described}",
+    )
+
+
+def nodes_up(nodes: Mapping[str, Mapping[str, Any]]) -> bool:
+    """No vnode is down or in state-unknown (after a server start, before the moms report)."""
+    return bool(nodes) and not any(states(n) & {"down", "state-unknown"} for n in nodes.values())
+
+
+def restart_server(pbs: Pbs, timeout: float = 90) -> dict[str, dict[str, Any]]:
+    """qterm -t quick, start pbs_server, and wait until every mom has reported again."""
+    pbs.server.stop()
+    pbs.server.start()
+    return wait_until(pbs.nodes.all, nodes_up, timeout=timeout, describe="every vnode reported after the restart")
+
+
+def qmgr_on_a_terminal(cluster: Cluster, directive: str, user: str | None = None) -> CommandResult:
+    """qmgr -c DIRECTIVE with a pseudo-terminal as stdin (util-linux `script`).
+
+    Without a terminal qmgr prints nothing for a rejected `set node` of a read-only attribute
+    (src/cmds/qmgr.c, "bug 4941"); with one it prints the server's message. Output lines come back
+    with \\r\\n from the terminal and stderr merged into stdout.
+    """
+    qmgr = shlex.join([str(cluster.prefix / "bin" / "qmgr"), "-c", directive])
+    return cluster.server.run(["script", "-qec", qmgr, "/dev/null"], user=user)
+
+
+def terminal_lines(res: CommandResult) -> list[str]:
+    return [line.rstrip("\r") for line in res.stdout.splitlines() if line.strip()]
+
+
+@dataclass
+class Kit:
+    """Per-test jobs, in a private directory of the job owner; `cleanup` deletes and purges them."""
+
+    pbs: Pbs
+    cluster: Cluster
+    user: str = "pbsuser1"
+    jobs: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.dir = f"/home/{self.user}/pbsh-as-{uuid.uuid4().hex[:8]}"
+        self.cluster.client.check(["mkdir", "-p", self.dir], user=self.user)
+
+    @property
+    def prefix(self) -> str:
+        return str(self.cluster.prefix)
+
+    def submit(
+        self,
+        select: str | None = None,
+        *,
+        script: str | None = None,
+        place: str | None = None,
+        queue: str | None = None,
+        array: str | None = None,
+        resources: Mapping[str, object] | None = None,
+        args: Sequence[str] = (),
+        user: str | None = None,
+    ) -> str:
+        """qsub of a `sleep SLEEP` (or of `script`), output into the kit's directory; returns the id."""
+        name = f"as{len(self.jobs)}"
+        qargs = ["-N", name, "-j", "oe", "-o", f"{self.dir}/{name}.out", *args]
+        if queue:
+            qargs += ["-q", queue]
+        job_id = self.pbs.jobs.submit(
+            script,
+            user=user or self.user,
+            select=select,
+            place=place,
+            array=array,
+            resources=resources,
+            args=qargs,
+            command=None if script else ["/bin/sleep", str(SLEEP)],
+        )
+        self.jobs.append(job_id)
+        return job_id
+
+    def running(self, select: str, **kwargs: Any) -> str:
+        """Submit a plain sleep and wait until it runs; returns its id."""
+        job_id = self.submit(select, **kwargs)
+        self.pbs.jobs.wait(job_id, job_state="R", substate=RUNNING, timeout=60)
+        return job_id
+
+    def sleepers(self, select: str, *, place: str | None = None, timeout: float = 60) -> Sleepers:
+        """A running job with a recorded `sleep` per chunk (pbsdsh) plus one from its script."""
+        pid_file = f"{self.dir}/as{len(self.jobs)}.pids"
+        script = jobscripts.sleepers_recording_pids(self.prefix, pid_file, SLEEP)
+        job_id = self.submit(select, script=script, place=place)
+        job = self.pbs.jobs.wait(job_id, job_state="R", substate=RUNNING, timeout=timeout)
+        chunks = len(parse_exec_vnode(job["exec_vnode"]))
+        records = wait_until(
+            lambda: jobscripts.pid_records(self.cluster.client.run(["cat", pid_file]).stdout),
+            lambda recs: len(recs) == chunks + 1,
+            timeout=timeout,
+            describe=f"{chunks} pbsdsh sleeps and the script's sleep of {job_id} recorded in {pid_file}",
+        )
+        return Sleepers(job_id, [Proc(h, pid, origin) for h, pid, origin in records])
+
+    def qsig(self, job_id: str, signal: str, user: str | None = None) -> CommandResult:
+        """qsig -s SIGNAL as `user` (default root on the submit host: a PBS manager)."""
+        return self.pbs.jobs.signal(job_id, signal, user=user)
+
+    def admin(self, job_id: str, signal: str, user: str | None = None) -> CommandResult:
+        """qsig that must succeed (admin-suspend, admin-resume, suspend, resume)."""
+        __tracebackhide__ = True
+        res = self.qsig(job_id, signal, user)
+        if not res.ok:
+            raise CommandError(res)
+        return res
+
+    def purge(self, job_id: str) -> None:
+        """Delete the job (and its subjobs), then remove it from the job history."""
+        self.pbs.jobs.delete(job_id, force=True)
+        wait_until(
+            lambda: self.pbs.jobs.status(job_id),
+            lambda j: not j or j.get("job_state") in ("F", "X"),
+            timeout=60,
+            describe=f"job {job_id} finished",
+        )
+        self.pbs.jobs.run("qdel", "-x", "-W", "force", job_id)
+
+    def cleanup(self) -> None:
+        for job_id in self.jobs:
+            self.purge(job_id)
+        self.jobs.clear()
+        self.cluster.client.run(["rm", "-rf", self.dir])
