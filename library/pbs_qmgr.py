@@ -163,7 +163,7 @@ from ansible.module_utils.basic import AnsibleModule
 
 _SET_RE = re.compile(r"^set (server|queue \S+|node \S+|hook \S+) (\S+) (\+?=) (.*)$")
 _IMPORT_RE = re.compile(r"^import hook (\S+) (\S+) base64 -$")
-_CHUNK = 768  # bytes of hook content per base64 line, as qmgr's own print does
+_CHUNK = 513  # bytes per base64 line (684 characters), as qmgr prints them: longer input lines are cut
 _QUOTE_CHARS = set(" \t,#;='\"()")
 _CONTENT_TYPES = {"script": "application/x-python", "config": "application/x-config"}
 
