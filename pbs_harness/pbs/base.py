@@ -37,31 +37,14 @@ class PbsCommands:
         return res
 
     def json(self, name: str, *args: str, user: str | None = None) -> dict[str, Any]:
-        """`name args` (which must succeed) parsed as JSON; see run_json for the retries."""
+        """`name args` (which must succeed) parsed as JSON."""
         __tracebackhide__ = True
-        data = self.run_json(name, *args, user=user)
-        if data is None:
-            raise CommandError(self.run(name, *args, user=user))
-        return data
+        return parse_json(self.check(name, *args, user=user).stdout)
 
-    def run_json(self, name: str, *args: str, user: str | None = None, attempts: int = 3) -> dict[str, Any] | None:
-        """JSON output of a command, or None when it exits non-zero.
-
-        An output that is not complete JSON is read again (up to `attempts` runs): the SSH
-        transport can hand back a command's output cut short (seen at 4096 bytes of `pbsnodes -av
-        -F json` when the exit status arrived before the last data), and a status must not fail a
-        test for that. The last decoding error is raised if every attempt was cut.
-        """
-        for attempt in range(1, attempts + 1):
-            res = self.run(name, *args, user=user)
-            if not res.ok:
-                return None
-            try:
-                return parse_json(res.stdout)
-            except json.JSONDecodeError:
-                if attempt == attempts:
-                    raise
-        return None  # not reached: attempts >= 1
+    def run_json(self, name: str, *args: str, user: str | None = None) -> dict[str, Any] | None:
+        """JSON output of a command, or None when it exits non-zero (e.g. an unknown job)."""
+        res = self.run(name, *args, user=user)
+        return parse_json(res.stdout) if res.ok else None
 
 
 def qmgr_value(value: object) -> str:
