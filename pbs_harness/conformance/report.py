@@ -128,7 +128,7 @@ def write_markdown(path: Path, cat: Catalogue, rows: list[InterfaceResult], resu
             "|---|---|---|---|---|",
         ]
         for r in (r for r in rows if r.interface.feature == key):
-            tests = "<br>".join(f"{_short(t['nodeid']).split('::')[-1]}: {t['outcome']}" for t in r.tests)
+            tests = "<br>".join(f"{t['nodeid'].split('::')[-1]}: {t['outcome']}" for t in r.tests)
             tests += "".join(f"<br>{t.split('::')[-1]}: not run" for t in r.untested)
             diffs = "<br>".join(f"spec: {d['spec_says']} / OpenPBS: {d['openpbs_does']}" for d in r.differences)
             lines.append(f"| {r.id} | {r.interface.title} | {r.status} | {tests or '-'} | {diffs or '-'} |")
@@ -190,7 +190,7 @@ def write_html(path: Path, cat: Catalogue, rows: list[InterfaceResult], results:
 
 
 def _test_html(test: dict[str, Any], base: Path) -> str:
-    name = html.escape(_short(test["nodeid"]).split("::")[-1])
+    name = html.escape(test["nodeid"].split("::")[-1])  # with its parameters
     line = f"<div>{name}: <b>{html.escape(test['outcome'])}</b>"
     if test.get("evidence"):
         rel = os.path.relpath(test["evidence"], base)
