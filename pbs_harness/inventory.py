@@ -158,7 +158,21 @@ def validate(inv: Inventory) -> None:
         )
 
 
+def _refuse_local_cluster_down(path: Path) -> None:
+    """The local inventory without a running cluster: stop before anything connects anywhere."""
+    script = path / "cluster.py" if path.is_dir() else path
+    if script.name == "cluster.py" and script.exists():
+        from pbs_harness.localcluster import state
+
+        if state.load() is None:
+            raise PreconditionError(
+                f"the local cluster is not up (no state in {state.state_dir()})",
+                "bring it up first: pbs-harness up (or pbs-harness cluster up, then deploy)",
+            )
+
+
 def load(path: Path) -> Inventory:
+    _refuse_local_cluster_down(path)
     res = shell.run([_ansible_inventory(), "-i", str(path), "--list"], timeout=120)
     if not res.ok:
         raise PreconditionError(
@@ -170,6 +184,16 @@ def load(path: Path) -> Inventory:
 
 def check_reachable(inv: Inventory, timeout: float = 10) -> None:
     """Every host's SSH port answers within `timeout` seconds, or an error naming the hosts."""
+
+    if inv.is_local_cluster:
+        # Local addresses are only reachable over our bridge; without it they would route off-box.
+        from pbs_harness.localcluster import network, state
+
+        st = state.load()
+        if st is None or st.spec.bridge not in network.link_names():
+            raise PreconditionError(
+                "the local cluster is not up (its bridge is missing)", "bring it up first: pbs-harness up"
+            )
 
     def probe(host: InventoryHost) -> str | None:
         try:

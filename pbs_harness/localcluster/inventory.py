@@ -1,7 +1,7 @@
 """The local cluster as an Ansible inventory (used by inventory/local/cluster.py).
 
-Without a running cluster this yields the default 6-host layout, the static twin of what
-`pbs-harness cluster up` builds, so the inventory parses (for lint and --check) anywhere.
+Without a cluster (no state) the groups are empty: nothing may ever connect to the addresses of a
+cluster that is not there, since without its bridge they would route off this machine.
 """
 
 from __future__ import annotations
@@ -11,12 +11,19 @@ from pathlib import Path
 from typing import Any
 
 from pbs_harness.localcluster import sshkeys, state
-from pbs_harness.localcluster.spec import ClusterSpec
 
 
 def inventory(root: Path | None = None) -> dict[str, Any]:
     st = state.load(root)
-    spec = st.spec if st else ClusterSpec()
+    if st is None:
+        return {
+            "_meta": {"hostvars": {}},
+            "all": {"children": ["pbs_server", "pbs_moms", "pbs_clients"], "vars": {"local_cluster_down": True}},
+            "pbs_server": {"hosts": []},
+            "pbs_moms": {"hosts": []},
+            "pbs_clients": {"hosts": []},
+        }
+    spec = st.spec
     ssh_args = " ".join(
         [
             "-o IdentitiesOnly=yes",

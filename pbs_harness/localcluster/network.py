@@ -20,6 +20,10 @@ def _links() -> dict[str, dict]:
     return {link["ifname"]: link for link in json.loads(out or "[]")}
 
 
+def link_names() -> set[str]:
+    return set(_links())
+
+
 def netns_list() -> set[str]:
     out = shell.run(["ip", "-j", "netns", "list"]).stdout.strip()
     return {ns["name"] for ns in json.loads(out)} if out else set()

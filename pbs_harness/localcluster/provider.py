@@ -54,9 +54,15 @@ def current() -> state.ClusterState | None:
 
 
 def require() -> state.ClusterState:
+    """The cluster's state, refusing when its network is gone (its addresses would route off-box)."""
     st = state.load()
     if st is None:
         raise PreconditionError("no local cluster is up", "bring one up: pbs-harness cluster up")
+    if st.spec.bridge not in network.link_names():
+        raise PreconditionError(
+            f"the local cluster's bridge {st.spec.bridge} is gone (machine restarted?)",
+            "repair it: pbs-harness cluster up",
+        )
     return st
 
 
