@@ -72,7 +72,17 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
 def _unavailable_reason(config: pytest.Config) -> str | None:
     """Why the acceptance suites cannot run here, or None when they can."""
     try:
-        inv = inventory_mod.load(project.inventory_path(config.getoption("--inventory")))
+        path = project.inventory_path(config.getoption("--inventory"))
+    except HarnessError as exc:
+        return f"no usable inventory: {exc.message}"
+    # The local cluster shares this machine's /opt/pbs: say first when OpenPBS itself is missing.
+    if (path / "cluster.py").exists() and not Path("/opt/pbs/bin/qstat").exists():
+        return (
+            "OpenPBS is not installed (/opt/pbs/bin/qstat missing): install it (official packages, or by hand "
+            "per its INSTALL) and run `pbs-harness up`"
+        )
+    try:
+        inv = inventory_mod.load(path)
     except HarnessError as exc:
         return f"no usable inventory: {exc.message}"
     if inv.is_local_cluster:
