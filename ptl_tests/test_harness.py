@@ -8,12 +8,14 @@ import signal
 import socket
 import subprocess
 import sys
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
 
 from pbs_harness import baseline as baseline_mod
 from pbs_harness import shell
+from pbs_harness.evidence.logs import LogReader
 from pbs_harness.faults.ssh import DaemonKill, DaemonPause, SshPartition
 from pbs_harness.localcluster import hostproc, network, provider
 from pbs_harness.waits import wait_until
@@ -200,3 +202,22 @@ def test_transport_returns_whole_outputs(cluster) -> None:
         res = host.run("head -c 300000 /dev/zero | base64 -w0; echo; echo done >&2")
         assert len(res.stdout) == 400001
         assert res.stderr == "done\n"
+
+
+def test_reject_hook_fails_the_start_on_the_chosen_sister_until_healed(cluster, pbs, nemesis) -> None:
+    target = sister(cluster, 2)
+    since = datetime.now() - timedelta(seconds=1)
+    fault = nemesis.reject_hook("execjob_begin", (target,), how="reject")
+    job_id = pbs.jobs.submit(
+        user="pbsuser1",
+        select=f"1:ncpus=1:host={cluster.server.name}+1:ncpus=1:host={target}",
+        place="scatter",
+        command=["/bin/sleep", "60"],
+    )
+    LogReader(cluster.hosts[target], str(cluster.pbs_home), "mom").expect(
+        f"pbs-harness fault hook: reject on {target}", since, timeout=60
+    )
+    assert pbs.jobs.status(job_id).get("substate") != 42
+    nemesis.heal(fault)
+    assert "pbsh_fault" not in " ".join(pbs.hooks.names())
+    pbs.jobs.wait(job_id, job_state="R", substate=42, timeout=120)

@@ -10,7 +10,7 @@ import pbs
 e = pbs.event()
 here = pbs.get_local_nodename()
 if here in {hosts!r}:
-    pbs.logmsg(pbs.LOG_DEBUG, "pbs-harness fault hook: {how} on %s" % here)
+    pbs.logmsg(pbs.LOG_WARNING, "pbs-harness fault hook: {how} on %s" % here)
     if "{how}" == "reject":
         e.reject("pbs-harness fault: rejected on %s" % here)
     elif "{how}" == "exception":
