@@ -338,20 +338,31 @@ def server_unlisted(params, wanted, current, baseline):
     return todo
 
 
+def _delete(plan, kind, name):
+    plan.add(f"delete {kind} {name}")
+    plan.note(f"{kind} {name}", "exists", True, None)
+
+
+def _existence(plan, kind, name, wanted, have, *, empty):
+    """Plan create/delete of one object; returns its current attributes, or None when it is to go."""
+    if not wanted:
+        if have is not None:
+            _delete(plan, kind, name)
+        return None
+    if have is None:
+        plan.add(f"create {kind} {name}")
+        plan.note(f"{kind} {name}", "exists", None, True)
+        return empty
+    return have
+
+
 def plan_queues(plan, params, current):
     wanted = params["queues"]
     for name, attrs in wanted.items():
         target = f"queue {name}"
-        have = current.get(name)
-        if attrs is None:
-            if have is not None:
-                plan.add(f"delete queue {name}")
-                plan.note(target, "exists", True, None)
-            continue
+        have = _existence(plan, "queue", name, attrs is not None, current.get(name), empty={})
         if have is None:
-            plan.add(f"create queue {name}")
-            plan.note(target, "exists", None, True)
-            have = {}
+            continue
         ordered = dict(sorted(attrs.items(), key=lambda kv: kv[0] != "queue_type"))
         extra = {}
         if params["queues_exclusive"]:
@@ -359,8 +370,7 @@ def plan_queues(plan, params, current):
         plan_attrs(plan, target, ordered, have, extra)
     if params["prune_queues"]:
         for name in sorted(set(current) - set(wanted)):
-            plan.add(f"delete queue {name}")
-            plan.note(f"queue {name}", "exists", True, None)
+            _delete(plan, "queue", name)
 
 
 def _parent(node):
@@ -371,24 +381,16 @@ def plan_nodes(plan, params, current):
     wanted = params["nodes"] or {}
     for name, attrs in wanted.items():
         target = f"node {name}"
-        have = current.get(name)
-        if attrs is None:
-            if have is not None:
-                plan.add(f"delete node {name}")
-                plan.note(target, "exists", True, None)
-            continue
+        have = _existence(plan, "node", name, attrs is not None, current.get(name), empty={})
         if have is None:
-            plan.add(f"create node {name}")
-            plan.note(target, "exists", None, True)
-            have = {}
+            continue
         plan_attrs(plan, target, attrs, have)
     kept = {n for n, a in wanted.items() if a is not None}
     pruned = set()
     if params["prune_nodes"]:
         pruned = {n for n in current if n not in wanted and _parent(n) not in kept}
         for name in sorted(pruned):
-            plan.add(f"delete node {name}")
-            plan.note(f"node {name}", "exists", True, None)
+            _delete(plan, "node", name)
     if params["nodes_reset"]:
         deleted = pruned | {n for n, a in wanted.items() if a is None}
         for name in sorted(set(current) - deleted):
@@ -418,16 +420,10 @@ def plan_hooks(plan, params, current):
         name = hook["name"]
         listed.add(name)
         target = f"hook {name}"
-        have = current.get(name)
-        if hook["state"] == "absent":
-            if have is not None:
-                plan.add(f"delete hook {name}")
-                plan.note(target, "exists", True, None)
-            continue
+        empty = {"attributes": {}, "content": {}}
+        have = _existence(plan, "hook", name, hook["state"] != "absent", current.get(name), empty=empty)
         if have is None:
-            plan.add(f"create hook {name}")
-            plan.note(target, "exists", None, True)
-            have = {"attributes": {}, "content": {}}
+            continue
         plan_attrs(plan, target, hook["attributes"] or {}, have["attributes"])
         for kind, ctype in _CONTENT_TYPES.items():
             text = hook.get(kind)
@@ -439,8 +435,7 @@ def plan_hooks(plan, params, current):
                 plan.note(target, kind, _digest(old), _digest(text.encode("utf-8")))
     if params["prune_hooks"]:
         for name in sorted(set(current) - listed - set(params["hooks_keep"])):
-            plan.add(f"delete hook {name}")
-            plan.note(f"hook {name}", "exists", True, None)
+            _delete(plan, "hook", name)
 
 
 def _digest(data):

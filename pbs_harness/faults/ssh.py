@@ -12,6 +12,7 @@ Real power-off and VM pause need the cloud's API; these are the SSH-side equival
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from pbs_harness.cluster import Cluster
 
@@ -57,26 +58,33 @@ class SshPartition:
 
 
 @dataclass
-class DaemonKill:
+class _SignalProcesses:
+    """Send `start_signal` to the PBS daemons and the test users' processes; subclasses heal."""
+
     cluster: Cluster
     target: str
-    kind: str = "host-crash"
+    start_signal: ClassVar[str]
+
+    def _signal(self, name: str) -> None:
+        self.cluster.hosts[self.target].check(f"{_procs_pattern(self.cluster)} | xargs -r kill -{name}")
 
     def start(self) -> None:
-        self.cluster.hosts[self.target].check(f"{_procs_pattern(self.cluster)} | xargs -r kill -KILL")
+        self._signal(self.start_signal)
+
+
+@dataclass
+class DaemonKill(_SignalProcesses):
+    kind: str = "host-crash"
+    start_signal: ClassVar[str] = "KILL"
 
     def heal(self) -> None:
         self.cluster.hosts[self.target].check("/etc/init.d/pbs start")
 
 
 @dataclass
-class DaemonPause:
-    cluster: Cluster
-    target: str
+class DaemonPause(_SignalProcesses):
     kind: str = "host-pause"
-
-    def start(self) -> None:
-        self.cluster.hosts[self.target].check(f"{_procs_pattern(self.cluster)} | xargs -r kill -STOP")
+    start_signal: ClassVar[str] = "STOP"
 
     def heal(self) -> None:
-        self.cluster.hosts[self.target].check(f"{_procs_pattern(self.cluster)} | xargs -r kill -CONT")
+        self._signal("CONT")
