@@ -18,7 +18,7 @@ import pytest
 
 from pbs_harness import baseline as baseline_mod
 from pbs_harness import inventory as inventory_mod
-from pbs_harness import project
+from pbs_harness import project, session_lock
 from pbs_harness.cluster import Cluster
 from pbs_harness.errors import HarnessError
 from pbs_harness.evidence import collect
@@ -108,10 +108,20 @@ def inventory(pytestconfig: pytest.Config) -> inventory_mod.Inventory:
 
 
 @pytest.fixture(scope="session")
-def cluster(inventory: inventory_mod.Inventory) -> Iterator[Cluster]:
-    c = Cluster.from_inventory(inventory)
-    yield c
-    c.close()
+def cluster(inventory: inventory_mod.Inventory, pytestconfig: pytest.Config) -> Iterator[Cluster]:
+    reporter = pytestconfig.pluginmanager.get_plugin("terminalreporter")
+
+    def say(text: str) -> None:
+        if reporter is not None:
+            reporter.write_line(f"pbs-harness: {text}")
+
+    server = inventory.server
+    with session_lock.hold(f"{server.name}@{server.address}", say):
+        c = Cluster.from_inventory(inventory)
+        try:
+            yield c
+        finally:
+            c.close()
 
 
 @pytest.fixture(scope="session")

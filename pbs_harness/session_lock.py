@@ -1,0 +1,57 @@
+"""One test session per cluster at a time.
+
+Every session restores the cluster to its baseline after each test (deleting all jobs and
+reservations), so two concurrent sessions on one cluster would wreck each other's tests. The
+session takes an exclusive flock on a lock file named after the cluster; a second session
+waits, saying who holds the lock, instead of failing obscurely half-way through.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import os
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+LOCK_DIR = Path(os.environ.get("PBS_HARNESS_LOCK_DIR", "/run/lock/pbs-harness"))
+
+
+def lock_path(cluster_key: str) -> Path:
+    """The lock file of a cluster identified by `cluster_key` (server host + address)."""
+    digest = hashlib.sha256(cluster_key.encode()).hexdigest()[:16]
+    return LOCK_DIR / f"session-{digest}.lock"
+
+
+@contextlib.contextmanager
+def hold(cluster_key: str, say: Callable[[str], None], poll: float = 2.0, report_every: float = 60.0) -> Iterator[Path]:
+    """Hold the cluster's session lock for the body; wait (reporting) while another session has it."""
+    path = lock_path(cluster_key)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a+") as handle:
+        started = time.monotonic()
+        last_report = -report_every
+        while True:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                waited = time.monotonic() - started
+                if waited - last_report >= report_every:
+                    handle.seek(0)
+                    holder = handle.read().strip() or "unknown"
+                    say(f"another test session holds this cluster ({holder}); waiting ({waited:.0f}s so far)")
+                    last_report = waited
+                time.sleep(poll)
+        handle.seek(0)
+        handle.truncate()
+        handle.write(f"pid {os.getpid()} since {time.strftime('%H:%M:%S')}\n")
+        handle.flush()
+        try:
+            yield path
+        finally:
+            handle.seek(0)
+            handle.truncate()
+            fcntl.flock(handle, fcntl.LOCK_UN)

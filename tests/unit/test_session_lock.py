@@ -1,0 +1,36 @@
+"""The session lock serialises test sessions on one cluster (real flock, temporary lock dir)."""
+
+import multiprocessing
+import time
+from pathlib import Path
+
+from pbs_harness import session_lock
+
+
+def _hold_for(lock_dir: str, seconds: float, ready) -> None:
+    session_lock.LOCK_DIR = Path(lock_dir)
+    with session_lock.hold("srv@10.0.0.1", lambda _t: None):
+        ready.set()
+        time.sleep(seconds)
+
+
+def test_second_session_waits_and_names_the_holder(tmp_path, monkeypatch):
+    monkeypatch.setattr(session_lock, "LOCK_DIR", tmp_path)
+    ready = multiprocessing.Event()
+    holder = multiprocessing.Process(target=_hold_for, args=(str(tmp_path), 1.5, ready))
+    holder.start()
+    assert ready.wait(10)
+    said: list[str] = []
+    started = time.monotonic()
+    with session_lock.hold("srv@10.0.0.1", said.append, poll=0.1):
+        waited = time.monotonic() - started
+    holder.join()
+    assert waited >= 1.0
+    assert said
+    assert f"pid {holder.pid}" in said[0]
+
+
+def test_different_clusters_do_not_block(tmp_path, monkeypatch):
+    monkeypatch.setattr(session_lock, "LOCK_DIR", tmp_path)
+    with session_lock.hold("a@1", lambda _t: None), session_lock.hold("b@2", lambda _t: None):
+        assert session_lock.lock_path("a@1") != session_lock.lock_path("b@2")
