@@ -7,7 +7,7 @@ PY        := $(VENV)/bin/python
 HARNESS   := $(VENV)/bin/pbs-harness
 PYTEST_ARGS ?=
 
-.PHONY: venv test unit lint acceptance down bench clean
+.PHONY: venv test unit lint acceptance down bench bench-suites clean
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt pyproject.toml
 	python3 -m venv $(VENV)
@@ -38,6 +38,10 @@ down: venv
 
 bench: venv
 	$(PY) bench/bench_deploy.py
+
+# Wall time of each acceptance suite, twice in a row, on the deployed cluster (SUITES= to choose).
+bench-suites: venv
+	$(PY) bench/bench_suites.py $(SUITES)
 
 clean:
 	rm -rf $(VENV) reports .pytest_cache .ruff_cache
