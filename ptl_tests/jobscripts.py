@@ -67,3 +67,27 @@ pbs.logmsg(pbs.LOG_DEBUG, "admin_suspend probe %s: %s maintenance_jobs=%s mainte
            % (pbs.event().job.Job_Name, {vnode!r}, vn.maintenance_jobs, in_maintenance))
 pbs.event().accept()
 """
+
+
+def pruned_job_report(prefix: str, report: str, indexes: int, hosts: list[str], seconds: int) -> str:
+    """Write what a (pruned) job can reach into `report` (a shared path), then sleep SECONDS:
+    `== nodefile` ($PBS_NODEFILE as is), `== pbsdsh` ("<i> rc=<rc> <output>" of `pbsdsh -n i
+    hostname` for i in 0..indexes-1), `== tmrsh` ("<host> rc=<rc> <output>" of `pbs_tmrsh <host>
+    hostname` for every given host), `== end`."""
+    if not report.startswith("/") or any(c in report for c in " '\"$`\\"):
+        raise ValueError(f"report must be a plain absolute path, not {report!r}")
+    return f"""#!/bin/bash
+exec > {report} 2>&1
+echo "== nodefile"
+cat "$PBS_NODEFILE"
+echo "== pbsdsh"
+for i in $(seq 0 {indexes - 1}); do
+    out=$({prefix}/bin/pbsdsh -n "$i" -- /bin/hostname 2>&1); rc=$?; echo "$i rc=$rc" $out
+done
+echo "== tmrsh"
+for h in {" ".join(hosts)}; do
+    out=$(timeout 20 {prefix}/bin/pbs_tmrsh "$h" /bin/hostname 2>&1); rc=$?; echo "$h rc=$rc" $out
+done
+echo "== end"
+exec /bin/sleep {seconds}
+"""

@@ -1,0 +1,366 @@
+"""Helpers of the reliable-startup suites (test_reliable_startup.py, test_reliable_startup_faults.py).
+
+Layout (inventory/local): pbsh01 is the primary mom (MS) of every job (the scheduler places the
+first chunk on the first free host in node order); pbsh02..pbsh05 are plain 2-cpu sisters;
+pbsh06 is a natural vnode plus pbsh06[0..3], 1 cpu / 1gb each.
+
+The standard job asks for ORIGINAL_SELECT with place=scatter. The suite's queuejob hook saves it
+in Resource_List.site and pads it with increment_chunks(1) to PADDED_SELECT: five chunks on five
+hosts (pbsh01..pbsh05 in node order). The prune hook (execjob_launch or execjob_prologue) calls
+release_nodes(keep_select=<site>) on the primary, back to three chunks.
+
+Every hook body of the suite comes from ONE template, `suite_hook_body(**cfg)`: the CFG dict
+literal at its top switches the parts on (pad, tolerance, prune, vnode lists, offlining, probes).
+Sister failures injected with hooks go through `nemesis.reject_hook(event, hosts, how)`.
+
+Expected pruned assignments are computed from the job's own initial exec_vnode with the shipped
+rule (src/server/vnparse.c, release_nodes): each keep_select chunk, in order, takes the needed
+amounts from the first not yet used chunk of exec_vnode whose vnodes are healthy and big enough.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from pbs_harness.cluster import Cluster
+from pbs_harness.evidence.accounting import AccountingReader
+from pbs_harness.evidence.logs import LogReader
+from pbs_harness.pbs.client import Pbs
+from pbs_harness.pbs.moms import edit_config
+from pbs_harness.pbs.parsers import parse_exec_host, parse_exec_vnode, parse_select, size_kb
+from pbs_harness.waits import wait_until
+
+MS = "pbsh01"
+SISTERS = ("pbsh02", "pbsh03", "pbsh04", "pbsh05")
+MULTI = "pbsh06"
+MULTI_VNODES = ("pbsh06", "pbsh06[0]", "pbsh06[1]", "pbsh06[2]", "pbsh06[3]")
+ALL_HOSTS = (MS, *SISTERS, MULTI)
+OWNER = "pbsuser1"
+
+ORIGINAL_SELECT = "ncpus=2:mem=2gb+ncpus=2:mem=2gb+ncpus=1:mem=1gb"
+PADDED_SELECT = "1:ncpus=2:mem=2gb+2:ncpus=2:mem=2gb+2:ncpus=1:mem=1gb"  # increment_chunks(1)
+
+SHORT_ALARM = 5  # seconds: $sister_join_job_alarm and $job_launch_delay on the primary
+JOIN_ALARM = "$sister_join_job_alarm"
+LAUNCH_DELAY = "$job_launch_delay"
+PRERUN, RUNNING = 41, 42  # job substates
+SLEEP = 600  # the suite's jobs sleep longer than any test; the baseline restore deletes them
+
+# Shipped strings (mom side unless noted; ../shared/reference/ptl-catalogue.md Part B.1).
+PRUNED_FROM = "pruned from exec_vnode="
+PRUNED_TO = "pruned to exec_vnode="
+IGNORING = "ignoring error from {host} as job is tolerant of node failures"
+START_ERROR = r"job_start_error \d+ from node {host} could not {what} successfully"
+NOT_TOLERANT = "{job}: no nodes released as job does not tolerate node failures"
+NEED = "NEED chunks for keep_select ({keep})"
+HAVE = "HAVE chunks from job's exec_vnode: "
+COULD_NOT_SATISFY = "could not satisfy select chunk"
+REJECTED_BY = "{event} request rejected by '{hook}'"
+UPDATED_NODES = "updated nodes info"
+
+# ---------------------------------------------------------------------------------------------
+# Hook bodies: one template, switched by the CFG literal.
+
+SUITE_HOOK = """\
+import pbs
+
+CFG = {cfg!r}
+e = pbs.event()
+
+
+def log(msg):
+    pbs.logmsg(pbs.LOG_DEBUG, "%s: %s" % (CFG["tag"], msg))
+
+
+if e.type == pbs.QUEUEJOB:
+    j = e.job
+    for case in CFG.get("increment_probe", []):
+        sel = pbs.select(case[0])
+        log("sel=%s" % sel)
+        for spec in case[1]:
+            log("sel.increment_chunks(%r)=%s" % (spec, sel.increment_chunks(spec)))
+    for expr in CFG.get("draft_probe", []):
+        try:
+            log("draft %s -> %r" % (expr, eval(expr, {{"pbs": pbs, "e": e, "j": j}})))
+        except Exception as exc:
+            log("draft %s -> %s: %s" % (expr, type(exc).__name__, exc))
+    if CFG.get("increment") is not None:
+        j.Resource_List["site"] = str(j.Resource_List["select"])
+        j.Resource_List["select"] = j.Resource_List["select"].increment_chunks(CFG["increment"])
+    if CFG.get("tolerance"):
+        j.tolerate_node_failures = CFG["tolerance"]
+    e.accept()
+
+if e.type == pbs.EXECJOB_LAUNCH and "PBS_NODEFILE" not in e.env:
+    e.accept()  # a task spawned by pbsdsh/tm_spawn, not the job's top-level launch
+j = e.job
+phase = CFG.get("phase", "HOOK")
+if CFG.get("log_lists"):
+    for vn in sorted(e.vnode_list):
+        log("found vnode_list[%s]" % vn)
+    for vn in sorted(e.vnode_list_fail):
+        log("found vnode_list_fail[%s]" % vn)
+if CFG.get("offline_failed"):
+    for vn in sorted(e.vnode_list_fail):
+        e.vnode_list_fail[vn].state = pbs.ND_OFFLINE
+        log("offlined vnode_list_fail[%s]" % vn)
+if CFG.get("prune") and j.in_ms_mom():
+    keep = CFG.get("keep") or j.Resource_List["site"]
+    pj = j.release_nodes(keep_select=keep)
+    log("release_nodes(keep_select=%s) returned %s" % (keep, "None" if pj is None else "a job"))
+    if pj is None:
+        if CFG.get("on_failure") == "delete":
+            j.delete()
+        elif CFG.get("on_failure") == "hold_rerun":
+            j.Hold_Types = pbs.hold_types("s")
+            j.rerun()
+        if CFG.get("on_failure"):
+            e.reject("unsuccessful at %s" % phase)
+    else:
+        log("job.exec_vnode=%s" % pj.exec_vnode)
+        log("job.exec_host=%s" % pj.exec_host)
+        log("job.schedselect=%s" % pj.schedselect)
+e.accept()
+"""
+
+
+def suite_hook_body(tag: str, **cfg: Any) -> str:
+    """A hook body of the suite; `tag` prefixes its log lines ("<tag>: ...").
+
+    Queuejob keys: increment (pads select, saves the original in Resource_List.site), tolerance,
+    increment_probe ([(select, [spec, ...]), ...]: logs "sel=..." and "sel.increment_chunks(spec)=..."),
+    draft_probe ([python expression, ...]: logs "draft <expr> -> <value or exception>").
+    Mom keys: phase (word in the reject message), log_lists (vnode_list / vnode_list_fail),
+    offline_failed, prune (release_nodes on the primary), keep (keep_select; default the saved
+    site), on_failure ("hold_rerun", "delete" or None: only log).
+    """
+    return SUITE_HOOK.format(cfg={"tag": tag, **cfg})
+
+
+def pad_hook(increment: object = 1, tolerance: str | None = "job_start") -> tuple[str, dict[str, object]]:
+    """(body, attributes) of the suite's queuejob padding hook."""
+    return suite_hook_body("pad", increment=increment, tolerance=tolerance), {"event": "queuejob", "enabled": True}
+
+
+def prune_hook(
+    event: str = "execjob_launch",
+    *,
+    keep: str | None = None,
+    on_failure: str | None = "hold_rerun",
+    log_lists: bool = True,
+    offline_failed: bool = False,
+) -> tuple[str, dict[str, object]]:
+    """(body, attributes) of the suite's pruning hook (tag "launch" or "prolo")."""
+    tag = "launch" if event == "execjob_launch" else "prolo"
+    body = suite_hook_body(
+        tag,
+        phase=tag.upper() if tag == "launch" else "PROLOGUE",
+        log_lists=log_lists,
+        offline_failed=offline_failed,
+        prune=True,
+        keep=keep,
+        on_failure=on_failure,
+    )
+    return body, {"event": event, "enabled": True, "alarm": 30}
+
+
+# ---------------------------------------------------------------------------------------------
+# Cluster set-up
+
+
+def set_short_alarms(pbs: Pbs, cluster: Cluster, seconds: int = SHORT_ALARM) -> datetime:
+    """$sister_join_job_alarm and $job_launch_delay = seconds on the primary (HUPed; the baseline
+    restores mom configs); returns when, and waits for the mom to log both values."""
+    host = cluster.hosts[MS]
+    config = pbs.mom_config.read(host)
+    for key in (JOIN_ALARM, LAUNCH_DELAY):
+        config = edit_config(config, key, str(seconds))
+    since = pbs.mom_config.write(host, config) - timedelta(seconds=1)
+    mom = LogReader(host, str(cluster.pbs_home), "mom")
+    for key in ("sister_join_job_alarm", "job_launch_delay"):
+        mom.expect(f";{key};{seconds}$", since, timeout=20)
+    return since
+
+
+def install_hooks(pbs: Pbs, hooks: Mapping[str, tuple[str, Mapping[str, object]]]) -> None:
+    """Create the named (body, attributes) hooks; the baseline restore deletes them afterwards."""
+    for name, (body, attrs) in hooks.items():
+        pbs.hooks.create(name, body, attrs)
+
+
+# ---------------------------------------------------------------------------------------------
+# Assignments and their expected pruning
+
+
+@dataclass(frozen=True)
+class Slice:
+    vnode: str
+    ncpus: int
+    mem_kb: int
+
+    @property
+    def host(self) -> str:
+        return self.vnode.split("[", 1)[0]
+
+
+Chunk = tuple[Slice, ...]
+
+
+def chunks_of(exec_vnode: str) -> tuple[Chunk, ...]:
+    """exec_vnode as chunks of (vnode, ncpus, mem kb) slices."""
+    return tuple(
+        tuple(Slice(s.vnode, int(s.resources.get("ncpus", 0)), size_kb(s.resources.get("mem", 0))) for s in chunk)
+        for chunk in parse_exec_vnode(exec_vnode)
+    )
+
+
+def hosts_of(exec_vnode: str) -> list[str]:
+    return list(dict.fromkeys(s.host for chunk in chunks_of(exec_vnode) for s in chunk))
+
+
+def select_chunks(select: str) -> list[tuple[int, int]]:
+    """(ncpus, mem kb) of each single chunk of a select/schedselect value."""
+    out = []
+    for chunk in parse_select(select):
+        out += [(int(chunk.resources.get("ncpus", 0)), size_kb(chunk.resources.get("mem", 0)))] * chunk.count
+    return out
+
+
+def _take(chunk: Chunk, ncpus: int, mem_kb: int) -> Chunk | None:
+    """The slices a chunk gives to a need, greedily per vnode in order (None: not enough)."""
+    if sum(s.ncpus for s in chunk) < ncpus or sum(s.mem_kb for s in chunk) < mem_kb:
+        return None
+    out = []
+    for s in chunk:
+        c, m = min(s.ncpus, ncpus), min(s.mem_kb, mem_kb)
+        if c or m:
+            out.append(Slice(s.vnode, c, m))
+        ncpus, mem_kb = ncpus - c, mem_kb - m
+    return tuple(out)
+
+
+def expected_prune(exec_vnode: str, keep_select: str, failed_hosts: Iterable[str] = ()) -> tuple[Chunk, ...]:
+    """The shipped release_nodes rule on the job's own initial exec_vnode (see module docstring)."""
+    failed = set(failed_hosts)
+    have = [c for c in chunks_of(exec_vnode) if not any(s.host in failed for s in c)]
+    used = [False] * len(have)
+    kept = []
+    for ncpus, mem_kb in select_chunks(keep_select):
+        for i, chunk in enumerate(have):
+            taken = None if used[i] else _take(chunk, ncpus, mem_kb)
+            if taken is not None:
+                used[i] = True
+                kept.append(taken)
+                break
+        else:
+            raise AssertionError(f"keep_select {keep_select} cannot be satisfied from {exec_vnode} without {failed}")
+    return tuple(kept)
+
+
+def assert_assignment(job: Mapping[str, Any], expected: Sequence[Chunk], keep_select: str) -> None:
+    """exec_vnode, exec_host, schedselect and Resource_List all describe `expected` / keep_select."""
+    __tracebackhide__ = True
+    assert chunks_of(job["exec_vnode"]) == tuple(expected), f"exec_vnode {job['exec_vnode']}"
+    hosts = list(dict.fromkeys(s.host for c in expected for s in c))
+    assert list(dict.fromkeys(e.host for e in parse_exec_host(job["exec_host"]))) == hosts, job["exec_host"]
+    want = select_chunks(keep_select)
+    assert select_chunks(job["schedselect"]) == want, job["schedselect"]
+    rl = job["Resource_List"]
+    assert select_chunks(rl["select"]) == want, rl["select"]
+    assert int(rl["ncpus"]) == sum(c for c, _ in want)
+    assert size_kb(rl["mem"]) == sum(m for _, m in want)
+    assert int(rl["nodect"]) == len(want)
+
+
+# ---------------------------------------------------------------------------------------------
+# Jobs of a test
+
+
+@dataclass
+class Run:
+    """A started job's evidence: its id, the 'S' and 's' records, the mom's pruning lines."""
+
+    job_id: str
+    initial_exec_vnode: str
+    job: dict[str, Any]
+    records: dict[str, Any] = field(default_factory=dict)
+
+
+class Kit:
+    """Per-test job submission into a private directory in the owner's (shared) home, and readers."""
+
+    def __init__(self, pbs: Pbs, cluster: Cluster, user: str = OWNER) -> None:
+        self.pbs, self.cluster, self.user = pbs, cluster, user
+        self.dir = f"/home/{user}/pbsh-rs-{uuid.uuid4().hex[:8]}"
+        cluster.client.check(["mkdir", "-p", self.dir], user=user)
+        self.since = datetime.now() - timedelta(seconds=1)
+        self.count = 0
+        home = str(cluster.pbs_home)
+        self.mom = LogReader(cluster.hosts[MS], home, "mom")
+        self.server_log = LogReader(cluster.server, home, "server")
+        self.accounting = AccountingReader(cluster.server, home)
+
+    def mom_of(self, host: str) -> LogReader:
+        return LogReader(self.cluster.hosts[host], str(self.cluster.pbs_home), "mom")
+
+    def report_path(self, name: str) -> str:
+        return f"{self.dir}/{name}.report"
+
+    def submit(
+        self,
+        script: str | None = None,
+        *,
+        select: str | None = ORIGINAL_SELECT,
+        place: str | None = "scatter",
+        attributes: Mapping[str, object] | None = None,
+        array: str | None = None,
+        args: Sequence[str] = (),
+        user: str | None = None,
+    ) -> str:
+        """qsub (a `sleep SLEEP` unless a script is given), output into the kit's directory."""
+        name = f"rs{self.count}"
+        self.count += 1
+        return self.pbs.jobs.submit(
+            script,
+            user=user or self.user,
+            select=select,
+            place=place,
+            attributes=attributes,
+            array=array,
+            args=["-N", name, "-j", "oe", "-o", f"{self.dir}/{name}.out", *args],
+            command=None if script else ["/bin/sleep", str(SLEEP)],
+            cwd=self.dir,
+        )
+
+    def report(self, name: str, timeout: float = 60) -> str:
+        """The report a job script wrote (jobscripts.pruned_job_report), once it says '== end'."""
+        path = self.report_path(name)
+        return wait_until(
+            lambda: self.cluster.client.run(["cat", path]).stdout,
+            lambda text: "== end" in text,
+            timeout=timeout,
+            describe=f"job report {path} complete",
+        )
+
+    def start_records(self, job_id: str, types: str = "Ss", timeout: float = 60) -> dict[str, Any]:
+        """The job's first record of each type letter (waits until all are there)."""
+        recs = wait_until(
+            lambda: self.accounting.of(job_id, types, self.since),
+            lambda rs: set(types) <= {r.type for r in rs},
+            timeout=timeout,
+            describe=f"accounting records {types!r} of {job_id}",
+        )
+        return {t: next(r for r in recs if r.type == t) for t in types}
+
+    def pruning(self, job_id: str, timeout: float = 60) -> tuple[str, str]:
+        """(from, to) exec_vnode of the primary mom's 'pruned from/to exec_vnode=' lines."""
+        got_from = self.mom.expect(f"Job;{job_id};{PRUNED_FROM}", self.since, timeout)
+        got_to = self.mom.expect(f"Job;{job_id};{PRUNED_TO}", self.since, timeout)
+        return got_from.message.split(PRUNED_FROM, 1)[1], got_to.message.split(PRUNED_TO, 1)[1]
+
+    def cleanup(self) -> None:
+        self.cluster.client.run(["rm", "-rf", self.dir])
