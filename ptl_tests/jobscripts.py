@@ -71,23 +71,27 @@ pbs.event().accept()
 
 def pruned_job_report(prefix: str, report: str, indexes: int, hosts: list[str], seconds: int) -> str:
     """Write what a (pruned) job can reach into `report` (a shared path), then sleep SECONDS:
-    `== nodefile` ($PBS_NODEFILE as is), `== pbsdsh` ("<i> rc=<rc> <output>" of `pbsdsh -n i
-    hostname` for i in 0..indexes-1), `== tmrsh` ("<host> rc=<rc> <output>" of `pbs_tmrsh <host>
-    hostname` for every given host), `== end`."""
+    `== nodefile` ($PBS_NODEFILE as is); `== pbsdsh` ("<i> rc=<rc> <stderr>" of `pbsdsh -n i` for i in
+    0..indexes-1); `== tmrsh` ("<host> rc=<rc> <stderr>" of `pbs_tmrsh <host>` for every given host);
+    `== tasks` (one "pbsdsh-<i> <hostname>" / "tmrsh-<host> <hostname>" line per task that really ran:
+    task output goes to the job's output file, so each task appends its line to a shared file); `== end`."""
     if not report.startswith("/") or any(c in report for c in " '\"$`\\"):
         raise ValueError(f"report must be a plain absolute path, not {report!r}")
     return f"""#!/bin/bash
 exec > {report} 2>&1
+echo 'echo "$1 $(hostname)" >> {report}.tasks' > {report}.sh
 echo "== nodefile"
 cat "$PBS_NODEFILE"
 echo "== pbsdsh"
 for i in $(seq 0 {indexes - 1}); do
-    out=$({prefix}/bin/pbsdsh -n "$i" -- /bin/hostname 2>&1); rc=$?; echo "$i rc=$rc" $out
+    out=$({prefix}/bin/pbsdsh -n "$i" -- /bin/bash {report}.sh "pbsdsh-$i" 2>&1); rc=$?; echo "$i rc=$rc" $out
 done
 echo "== tmrsh"
 for h in {" ".join(hosts)}; do
-    out=$(timeout 20 {prefix}/bin/pbs_tmrsh "$h" /bin/hostname 2>&1); rc=$?; echo "$h rc=$rc" $out
+    out=$(timeout 20 {prefix}/bin/pbs_tmrsh "$h" /bin/bash {report}.sh "tmrsh-$h" 2>&1); rc=$?; echo "$h rc=$rc" $out
 done
+echo "== tasks"
+cat {report}.tasks
 echo "== end"
 exec /bin/sleep {seconds}
 """

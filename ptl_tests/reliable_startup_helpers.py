@@ -20,6 +20,7 @@ amounts from the first not yet used chunk of exec_vnode whose vnodes are healthy
 
 from __future__ import annotations
 
+import hashlib
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -29,6 +30,7 @@ from typing import Any
 from pbs_harness.cluster import Cluster
 from pbs_harness.evidence.accounting import AccountingReader
 from pbs_harness.evidence.logs import LogReader
+from pbs_harness.faults.hookbodies import failing_hook_body
 from pbs_harness.pbs.client import Pbs
 from pbs_harness.pbs.moms import edit_config
 from pbs_harness.pbs.parsers import parse_exec_host, parse_exec_vnode, parse_select, size_kb
@@ -82,7 +84,8 @@ if e.type == pbs.QUEUEJOB:
         sel = pbs.select(case[0])
         log("sel=%s" % sel)
         for spec in case[1]:
-            log("sel.increment_chunks(%r)=%s" % (spec, sel.increment_chunks(spec)))
+            got = sel.increment_chunks(spec)
+            log("sel.increment_chunks(%r)=%s [%s]" % (spec, got, type(got).__name__))
     for expr in CFG.get("draft_probe", []):
         try:
             log("draft %s -> %r" % (expr, eval(expr, {{"pbs": pbs, "e": e, "j": j}})))
@@ -132,7 +135,7 @@ def suite_hook_body(tag: str, **cfg: Any) -> str:
     """A hook body of the suite; `tag` prefixes its log lines ("<tag>: ...").
 
     Queuejob keys: increment (pads select, saves the original in Resource_List.site), tolerance,
-    increment_probe ([(select, [spec, ...]), ...]: logs "sel=..." and "sel.increment_chunks(spec)=..."),
+    increment_probe ([(select, [spec, ...]), ...]: logs "sel=..." and "sel.increment_chunks(spec)=... [type]"),
     draft_probe ([python expression, ...]: logs "draft <expr> -> <value or exception>").
     Mom keys: phase (word in the reject message), log_lists (vnode_list / vnode_list_fail),
     offline_failed, prune (release_nodes on the primary), keep (keep_select; default the saved
@@ -186,10 +189,65 @@ def set_short_alarms(pbs: Pbs, cluster: Cluster, seconds: int = SHORT_ALARM) -> 
     return since
 
 
-def install_hooks(pbs: Pbs, hooks: Mapping[str, tuple[str, Mapping[str, object]]]) -> None:
-    """Create the named (body, attributes) hooks; the baseline restore deletes them afterwards."""
+MOM_EVENTS = ("execjob_", "exechost_")
+
+
+def mom_hook_view(cluster: Cluster, host: str) -> dict[str, tuple[str, str]]:
+    """Site hooks a mom holds: {name: (enabled, md5 of the body)} from PBS_HOME/mom_priv/hooks.
+    A .HK file leaves `enabled` out when it is true."""
+    script = (
+        f"cd {cluster.pbs_home}/mom_priv/hooks && for f in *.HK; do n=${{f%.HK}}; "
+        'case $n in PBS_*) continue;; esac; e=$(sed -n "s/^enabled=//p" "$f"); '
+        'echo "$n ${e:-true} $(md5sum < "$n.PY" 2>/dev/null | cut -c1-32)"; done'
+    )
+    view: dict[str, tuple[str, str]] = {}
+    for line in cluster.hosts[host].run(script).stdout.splitlines():
+        parts = line.split()
+        if len(parts) >= 2:
+            view[parts[0]] = (parts[1], parts[2] if len(parts) > 2 else "")
+    return view
+
+
+def wait_mom_hooks(pbs: Pbs, cluster: Cluster, bodies: Mapping[str, str] | None = None, timeout: float = 180) -> None:
+    """Wait until every mom holds exactly the server's mom hooks, enabled as on the server, with the
+    given bodies. The server sends hook files to the moms asynchronously (and deletions late when a
+    mom was unreachable): a job started before that runs with the moms' old hooks."""
+    server = {
+        name: str(attrs.get("enabled", "")).lower()
+        for name, attrs in pbs.hooks.attributes().items()
+        if any(ev.strip().startswith(MOM_EVENTS) for ev in attrs.get("event", "").split(","))
+    }
+    digests = {  # bodies of mom hooks only: queuejob hooks stay on the server
+        n: hashlib.md5(b.encode()).hexdigest()  # noqa: S324 - a checksum, not security
+        for n, b in (bodies or {}).items()
+        if n in server
+    }
+
+    def matches(view: dict[str, tuple[str, str]]) -> bool:
+        if {n: e for n, (e, _) in view.items()} != server:
+            return False
+        return all(view[n][1] == d for n, d in digests.items())
+
+    for mom in cluster.moms:
+        wait_until(
+            lambda mom=mom: mom_hook_view(cluster, mom.name),
+            matches,
+            timeout=timeout,
+            describe=f"mom hooks on {mom.name} = the server's {server}, bodies {digests}",
+        )
+
+
+def install_hooks(
+    pbs: Pbs, cluster: Cluster, hooks: Mapping[str, tuple[str, Mapping[str, object]]], faults: Iterable[Any] = ()
+) -> None:
+    """Create the named (body, attributes) hooks, then wait until every mom has them (and the
+    nemesis fault hooks `faults`, and no stale hook); the baseline restore deletes them afterwards."""
     for name, (body, attrs) in hooks.items():
         pbs.hooks.create(name, body, attrs)
+    bodies = {name: body for name, (body, _) in hooks.items()}
+    for fault in faults:
+        bodies[fault.name] = failing_hook_body(fault.hosts, fault.how, fault.seconds)
+    wait_mom_hooks(pbs, cluster, bodies)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -272,7 +330,7 @@ def assert_assignment(job: Mapping[str, Any], expected: Sequence[Chunk], keep_se
     rl = job["Resource_List"]
     assert select_chunks(rl["select"]) == want, rl["select"]
     assert int(rl["ncpus"]) == sum(c for c, _ in want)
-    assert size_kb(rl["mem"]) == sum(m for _, m in want)
+    assert size_kb(rl.get("mem", 0)) == sum(m for _, m in want)
     assert int(rl["nodect"]) == len(want)
 
 
@@ -364,3 +422,4 @@ class Kit:
 
     def cleanup(self) -> None:
         self.cluster.client.run(["rm", "-rf", self.dir])
+

@@ -1,0 +1,633 @@
+"""Reliable job startup, part A: interfaces, padding and pruning, job shapes (spec:
+shared/specs/reliable-job-startup.txt). Faults after the start and the mom timers are in
+test_reliable_startup_faults.py.
+
+Layout and the standard job are described in ptl_tests/reliable_startup_helpers.py: the job asks
+for three chunks, a queuejob hook pads it to five (pbsh01 + four sisters), the prune hook brings it
+back to three with release_nodes(keep_select=<saved select>). Expected pruned values are computed
+from the job's own initial exec_vnode (its 'S' record) and the hosts that failed, with the shipped
+rule, then compared with exec_vnode/exec_host/schedselect/Resource_List, the 's' record, the
+primary mom's "pruned from/to" lines, $PBS_NODEFILE, pbsdsh and pbs_tmrsh inside the job.
+
+Each fault test asserts that the failed sister WAS in the initial assignment (the 'S' record and
+"pruned from exec_vnode=..."), so a pass proves tolerance was exercised, and names the failure in
+the primary mom's log.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import pytest
+
+from pbs_harness.pbs.parsers import parse_select
+from pbs_harness.waits import wait_until
+from ptl_tests import jobscripts
+from ptl_tests.reliable_startup_helpers import (
+    ALL_HOSTS,
+    COULD_NOT_SATISFY,
+    HAVE,
+    IGNORING,
+    MS,
+    NEED,
+    NOT_TOLERANT,
+    ORIGINAL_SELECT,
+    PADDED_SELECT,
+    PRUNED_TO,
+    REJECTED_BY,
+    RUNNING,
+    SHORT_ALARM,
+    SLEEP,
+    START_ERROR,
+    Kit,
+    assert_assignment,
+    chunks_of,
+    expected_prune,
+    hosts_of,
+    install_hooks,
+    pad_hook,
+    prune_hook,
+    select_chunks,
+    set_short_alarms,
+    suite_hook_body,
+    wait_mom_hooks,
+)
+
+pytestmark = [pytest.mark.acceptance, pytest.mark.reliable_startup, pytest.mark.needs_moms(6)]
+
+START_TIMEOUT = 90  # short alarms: a padded job starts within ~2 x SHORT_ALARM plus a scheduling cycle
+
+
+@pytest.fixture
+def kit(pbs, cluster):
+    k = Kit(pbs, cluster)
+    yield k
+    k.cleanup()
+
+
+@pytest.fixture
+def short_alarms(pbs, cluster):
+    return set_short_alarms(pbs, cluster)
+
+
+def report_job(kit: Kit, name: str, indexes: int = 4) -> str:
+    """A job script writing its nodefile, `pbsdsh -n i` for i < indexes and pbs_tmrsh to every host."""
+    return jobscripts.pruned_job_report(str(kit.cluster.prefix), kit.report_path(name), indexes, list(ALL_HOSTS), SLEEP)
+
+
+def hostnames(cluster, names) -> dict[str, str]:
+    """What `hostname` prints on each host (the job's tools print that, exec_host the node name)."""
+    return {n: cluster.hosts[n].check(["hostname"]).stdout.strip() for n in names}
+
+
+def assert_reach(report: str, job_id: str, kept: list[str], names: dict[str, str]) -> None:
+    """The job's report (report_job): the nodefile lists the kept hosts; `pbsdsh -n i` runs on the
+    i-th kept host and on nothing beyond; pbs_tmrsh reaches the kept hosts and refuses the others."""
+    __tracebackhide__ = True
+    assert jobscripts.section(report, "nodefile") == [names[h] for h in kept]
+    tasks = jobscripts.section(report, "tasks")
+    assert [t for t in tasks if t.startswith("pbsdsh-")] == [f"pbsdsh-{i} {names[h]}" for i, h in enumerate(kept)]
+    assert [t for t in tasks if t.startswith("tmrsh-")] == [f"tmrsh-{h} {names[h]}" for h in ALL_HOSTS if h in kept]
+    tmrsh = dict(line.split(" ", 1) for line in jobscripts.section(report, "tmrsh"))
+    for host in ALL_HOSTS:
+        if host in kept:
+            assert tmrsh[host] == "rc=0", tmrsh
+        else:
+            assert f'host "{host}" is not a node in job <{job_id}>' in tmrsh[host], tmrsh
+
+
+@dataclass(frozen=True)
+class SisterFault:
+    """How a sister fails before the job starts, and what the primary mom logs about it."""
+
+    name: str
+    host: str
+    how: str  # begin-reject, begin-exception, prologue-reject, prologue-exception, mom-stop, partition, pause
+    evidence: str  # regex in the primary mom's log
+
+    @property
+    def by_hook(self) -> bool:
+        return self.how.startswith(("begin-", "prologue-"))
+
+    def inject(self, nemesis):
+        """Start the fault. Hook faults first (the moms must receive them), silent ones last."""
+        event, _, kind = self.how.partition("-")
+        if self.by_hook:
+            return nemesis.reject_hook(f"execjob_{event}", (self.host,), how=kind)
+        start = {"mom-stop": nemesis.stop_mom, "partition": nemesis.partition, "pause": nemesis.pause_host}
+        return start[self.how](self.host)
+
+
+def start_with_fault(pbs, cluster, nemesis, fault: SisterFault, hooks) -> None:
+    """Install the test's hooks and the fault: hook faults before the moms' hook sync, silent
+    faults after it (a stopped, partitioned or paused mom cannot receive hook files)."""
+    install_hooks(pbs, cluster, hooks, [fault.inject(nemesis)] if fault.by_hook else [])
+    if not fault.by_hook:
+        fault.inject(nemesis)
+
+
+JOIN_TIMEOUT = f"sister_join_job_alarm wait time {SHORT_ALARM} secs exceeded"
+SISTER_FAULTS = [
+    # PTL t4: execjob_begin rejects on a sister that holds a big chunk.
+    SisterFault("begin-reject", "pbsh02", "begin-reject", START_ERROR.format(host="pbsh02", what="JOIN_JOB")),
+    SisterFault("begin-exception", "pbsh03", "begin-exception", START_ERROR.format(host="pbsh03", what="JOIN_JOB")),
+    # PTL t5: execjob_prologue raises on a sister.
+    SisterFault(
+        "prologue-exception",
+        "pbsh03",
+        "prologue-exception",
+        START_ERROR.format(host="pbsh03", what="IM_EXEC_PROLOGUE"),
+    ),
+    SisterFault(
+        "prologue-reject", "pbsh04", "prologue-reject", START_ERROR.format(host="pbsh04", what="IM_EXEC_PROLOGUE")
+    ),
+    # Silent sisters: they never answer the join, the primary gives up after $sister_join_job_alarm.
+    SisterFault("mom-sigstop", "pbsh02", "mom-stop", JOIN_TIMEOUT),
+    SisterFault("partition", "pbsh03", "partition", JOIN_TIMEOUT),
+    SisterFault("pause", "pbsh02", "pause", JOIN_TIMEOUT),
+]
+
+
+@pytest.mark.spec("RJS-1", "RJS-2", "RJS-5", "RJS-7", "RJS-8", "RJS-case")
+@pytest.mark.parametrize("fault", SISTER_FAULTS, ids=lambda f: f.name)
+def test_failed_sister_pruned_away(kit, nemesis, short_alarms, conformance, fault) -> None:
+    pbs, cluster = kit.pbs, kit.cluster
+    start_with_fault(pbs, cluster, nemesis, fault, {"pad": pad_hook(), "launch": prune_hook()})
+    job_id = kit.submit(report_job(kit, "rs0"))
+    job = pbs.jobs.wait(job_id, job_state="R", substate=RUNNING, timeout=START_TIMEOUT)
+    assert job["tolerate_node_failures"] == "job_start"
+
+    recs = kit.start_records(job_id)
+    initial = recs["S"].fields["exec_vnode"]
+    # Tolerance was exercised: the failed sister was assigned, then pruned away.
+    assert fault.host in hosts_of(initial), f"{fault.host} not in the initial exec_vnode {initial}"
+    assert select_chunks(recs["S"].resource_list["select"]) == select_chunks(PADDED_SELECT)
+    assert recs["S"].resource_list["nodect"] == "5"
+    pruned_from, pruned_to = kit.pruning(job_id)
+    assert pruned_from == initial
+    kit.mom.expect(f"Job;{job_id};.*{fault.evidence}", kit.since, timeout=10)
+    if fault.how.startswith(("begin", "prologue")):
+        kit.mom.expect(f"Job;{job_id};{IGNORING.format(host=fault.host)}", kit.since, timeout=10)
+
+    expected = expected_prune(initial, ORIGINAL_SELECT, {fault.host})
+    assert_assignment(job, expected, ORIGINAL_SELECT)
+    assert pruned_to == job["exec_vnode"]
+    assert recs["s"].fields["exec_vnode"] == job["exec_vnode"]
+    assert recs["s"].fields["exec_host"] == job["exec_host"]
+    assert select_chunks(recs["s"].resource_list["select"]) == select_chunks(ORIGINAL_SELECT)
+    assert recs["s"].resource_list["nodect"] == "3"
+    fail_line = f"launch: found vnode_list_fail\\[{fault.host}\\]"
+    if fault.by_hook:  # the launch hook saw the rejecting sister's vnode in vnode_list_fail
+        kit.mom.expect(fail_line, kit.since, timeout=10)
+    else:  # a sister that never answered the join is pruned away but not listed
+        kit.mom.absent(fail_line, kit.since)
+        kit.mom.absent("launch: found vnode_list_fail", kit.since)
+        conformance.difference(
+            "RJS-5",
+            spec_says="vnode_list_fail includes vnodes from sister moms that failed to join the job",
+            openpbs_does=f"empty in execjob_launch when the sister never answered ({fault.how}); "
+            "release_nodes still leaves it out",
+            evidence=f"{JOIN_TIMEOUT}; no 'launch: found vnode_list_fail[...]' line; pruned to {pruned_to}",
+        )
+
+    kept = [s.host for c in expected for s in c]
+    assert_reach(kit.report("rs0"), job_id, kept, hostnames(cluster, ALL_HOSTS))
+
+    # Healthy sisters that were released are free for other jobs at once.
+    released = [h for h in hosts_of(initial) if h not in kept and h != fault.host]
+    pbs.nodes.wait_state(released, "free", timeout=30)
+    other = kit.submit(select=f"ncpus=1:host={released[0]}", place=None)
+    pbs.jobs.wait(other, job_state="R", timeout=60)
+
+
+# ---------------------------------------------------------------------------------------------
+# Interface 1: tolerate_node_failures, every way of setting it
+
+
+@pytest.mark.spec("RJS-1")
+@pytest.mark.parametrize("value", ["all", "job_start", "none"])
+def test_tolerance_set_with_qsub_and_qalter(kit, value) -> None:
+    job_id = kit.submit(attributes={"tolerate_node_failures": value}, args=["-h"])
+    assert kit.pbs.jobs.status(job_id)["tolerate_node_failures"] == value
+    # The owner may change it while the job is queued.
+    other = {"all": "job_start", "job_start": "none", "none": "all"}[value]
+    res = kit.pbs.jobs.alter(job_id, "-W", f"tolerate_node_failures={other}", user=kit.user)
+    assert res.ok, res.stderr
+    assert kit.pbs.jobs.status(job_id)["tolerate_node_failures"] == other
+
+
+@pytest.mark.spec("RJS-1")
+def test_tolerance_unset_by_default_and_bad_value_refused(kit) -> None:
+    job_id = kit.submit(args=["-h"])
+    assert "tolerate_node_failures" not in kit.pbs.jobs.status(job_id)  # unset means 'none'
+    res = kit.pbs.jobs.host.run(
+        kit.pbs.jobs.line("qsub", "-W", "tolerate_node_failures=yes", "--", "/bin/true"), user=kit.user
+    )
+    assert not res.ok
+    assert res.stderr.startswith("qsub: illegal -W value\n"), res.stderr  # refused by qsub itself (ECL check)
+    res = kit.pbs.jobs.alter(job_id, "-W", "tolerate_node_failures=sometimes", user=kit.user)
+    assert not res.ok
+    assert res.stderr.startswith("qalter: illegal -W value"), res.stderr
+    assert "tolerate_node_failures" not in kit.pbs.jobs.status(job_id)
+
+
+@pytest.mark.spec("RJS-1")
+def test_tolerance_from_default_qsub_arguments(kit) -> None:
+    res = kit.pbs.server.set({"default_qsub_arguments": "-Wtolerate_node_failures=all"})
+    assert res.ok, res.stderr
+    job_id = kit.submit(args=["-h"])
+    assert kit.pbs.jobs.status(job_id)["tolerate_node_failures"] == "all"
+    # What the user gives on the command line wins over the default.
+    own = kit.submit(attributes={"tolerate_node_failures": "job_start"}, args=["-h"])
+    assert kit.pbs.jobs.status(own)["tolerate_node_failures"] == "job_start"
+
+
+@pytest.mark.spec("RJS-1")
+def test_tolerance_from_queuejob_hook(kit) -> None:
+    install_hooks(kit.pbs, kit.cluster, {"qjob": (suite_hook_body("qjob", tolerance="all"), {"event": "queuejob"})})
+    job_id = kit.submit(args=["-h"])
+    assert kit.pbs.jobs.status(job_id)["tolerate_node_failures"] == "all"
+
+
+@pytest.mark.spec("RJS-1", "RJS-2", "RJS-8")
+def test_qalter_of_running_job_takes_effect_on_rerun(kit, short_alarms) -> None:
+    """PTL t7 (last part): a non-tolerant job is not pruned ("no nodes released ..."); qalter
+    while it runs changes nothing until the job is rerun, which is then pruned."""
+    pbs = kit.pbs
+    install_hooks(pbs, kit.cluster, {"launch": prune_hook(keep=ORIGINAL_SELECT, on_failure=None)})
+    job_id = kit.submit(select=PADDED_SELECT)
+    job = pbs.jobs.wait(job_id, job_state="R", substate=RUNNING, timeout=START_TIMEOUT)
+    kit.mom.expect(NOT_TOLERANT.format(job=job_id), kit.since, timeout=30)
+    assert len(chunks_of(job["exec_vnode"])) == 5
+    first = job["exec_vnode"]
+
+    res = pbs.jobs.alter(job_id, "-W", "tolerate_node_failures=job_start", user=kit.user)
+    assert res.ok, res.stderr
+    job = pbs.jobs.status(job_id)
+    assert job["tolerate_node_failures"] == "job_start"
+    assert job["exec_vnode"] == first  # consulted only at the next start
+    assert not kit.accounting.of(job_id, "s", kit.since)
+
+    res = pbs.jobs.rerun(job_id)
+    assert res.ok, res.stderr
+    job = wait_until(
+        lambda: pbs.jobs.status(job_id),
+        lambda j: j.get("job_state") == "R" and j.get("substate") == RUNNING and int(j.get("run_count", 0)) >= 1,
+        timeout=START_TIMEOUT,
+        describe=f"job {job_id} running again after qrerun",
+    )
+    second_start = [r for r in kit.accounting.of(job_id, "S", kit.since)]
+    assert len(second_start) == 2
+    initial = second_start[1].fields["exec_vnode"]
+    assert_assignment(job, expected_prune(initial, ORIGINAL_SELECT), ORIGINAL_SELECT)
+    assert kit.pruning(job_id) == (initial, job["exec_vnode"])
+    assert kit.start_records(job_id, "s")["s"].fields["exec_vnode"] == job["exec_vnode"]
+
+
+# ---------------------------------------------------------------------------------------------
+# Interface 7: increment_chunks, every example of the spec, from a real queuejob hook (PTL t13)
+
+SPEC_SELECT = "ncpus=3:mem=1gb+1:ncpus=2:mem=2gb+2:ncpus=1:mem=3gb"
+SPEC_SELECT_5 = "5:ncpus=3:mem=1gb+1:ncpus=2:mem=2gb+2:ncpus=1:mem=3gb"
+INCREMENT_EXAMPLES = [
+    (SPEC_SELECT, 2, "1:ncpus=3:mem=1gb+3:ncpus=2:mem=2gb+4:ncpus=1:mem=3gb"),
+    (SPEC_SELECT, "3", "1:ncpus=3:mem=1gb+4:ncpus=2:mem=2gb+5:ncpus=1:mem=3gb"),
+    (SPEC_SELECT, "23.5%", "1:ncpus=3:mem=1gb+2:ncpus=2:mem=2gb+3:ncpus=1:mem=3gb"),
+    (SPEC_SELECT, {0: 0, 1: 4, 2: "50%"}, "1:ncpus=3:mem=1gb+5:ncpus=2:mem=2gb+3:ncpus=1:mem=3gb"),
+    (SPEC_SELECT_5, "50%", "7:ncpus=3:mem=1gb+2:ncpus=2:mem=2gb+3:ncpus=1:mem=3gb"),
+    (SPEC_SELECT_5, {0: "50%", 1: "50%", 2: "50%"}, "7:ncpus=3:mem=1gb+2:ncpus=2:mem=2gb+3:ncpus=1:mem=3gb"),
+]
+
+
+@pytest.mark.spec("RJS-7")
+def test_increment_chunks_spec_examples(kit) -> None:
+    cases = [
+        (SPEC_SELECT, [spec for sel, spec, _ in INCREMENT_EXAMPLES if sel == SPEC_SELECT]),
+        (SPEC_SELECT_5, [spec for sel, spec, _ in INCREMENT_EXAMPLES if sel == SPEC_SELECT_5]),
+    ]
+    hook = suite_hook_body("incr", increment_probe=cases)
+    install_hooks(kit.pbs, kit.cluster, {"incr": (hook, {"event": "queuejob"})})
+    job_id = kit.submit(args=["-h"])
+    assert job_id
+    for select in (SPEC_SELECT, SPEC_SELECT_5):
+        kit.server_log.expect(f"incr: sel={re.escape(select)}$", kit.since, timeout=20)
+    for _, spec, want in INCREMENT_EXAMPLES:
+        line = kit.server_log.expect(
+            f"incr: sel.increment_chunks\\({re.escape(repr(spec))}\\)=", kit.since, timeout=20
+        ).message
+        got, _, kind = line.split(")=", 1)[1].rpartition(" [")
+        assert got == want, line
+        assert kind == "select]", line  # a pbs.select, also where the spec says "would return a string"
+
+
+@pytest.mark.spec("RJS-draft", "RJS-7")
+def test_early_draft_api_absent(kit, conformance) -> None:
+    """select_reliable_startup, select_requested and increment_chunks(first_chunk=...) never shipped."""
+    probes = [
+        'j.Resource_List["select"].increment_chunks(1, first_chunk=True)',
+        "j.select_requested",
+        'j.Resource_List["select_reliable_startup"]',
+    ]
+    hook = suite_hook_body("draft", draft_probe=probes)
+    install_hooks(kit.pbs, kit.cluster, {"draft": (hook, {"event": "queuejob"})})
+    kit.submit(args=["-h"])
+    got = {
+        p: kit.server_log.expect(f"draft: draft {re.escape(p)} -> ", kit.since, timeout=20).message.split(" -> ", 1)[1]
+        for p in probes
+    }
+    assert got[probes[0]].startswith("TypeError:"), got
+    assert "first_chunk" in got[probes[0]], got
+    assert got[probes[1]] == "AttributeError: '_job' object has no attribute 'select_requested'", got
+    assert got[probes[2]] == "AttributeError: 'pbs_resource' object has no attribute 'select_reliable_startup'", got
+    res = kit.pbs.jobs.host.run(
+        kit.pbs.jobs.line("qsub", "-l", "select_reliable_startup=ncpus=1", "--", "/bin/true"), user=kit.user
+    )
+    assert not res.ok
+    assert "Unknown resource" in res.stderr, res.stderr
+    conformance.difference(
+        "RJS-draft",
+        spec_says="increment_chunks(increment, first_chunk=False); select_requested attribute; "
+        "select_reliable_startup resource",
+        openpbs_does=f"increment_chunks(1, first_chunk=True) -> {got[probes[0]]}; "
+        f"select_requested -> {got[probes[1]]}; qsub -l select_reliable_startup -> {res.stderr.strip()}",
+        evidence=str(got),
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Interface 8: release_nodes(keep_select)
+
+KEEP_PLUS_ONE = ORIGINAL_SELECT + "+ncpus=1:mem=1gb"
+
+
+@pytest.mark.spec("RJS-2", "RJS-8", "RJS-case")
+@pytest.mark.parametrize("keep", [None, KEEP_PLUS_ONE], ids=["keep-original-select", "keep-original-plus-one-chunk"])
+def test_prune_without_failures(kit, short_alarms, keep) -> None:
+    """PTL t8 (nothing fails: pruned back to the request) and t14 (keep_select with one chunk more)."""
+    pbs = kit.pbs
+    install_hooks(pbs, kit.cluster, {"pad": pad_hook(), "launch": prune_hook(keep=keep)})
+    job_id = kit.submit()
+    job = pbs.jobs.wait(job_id, job_state="R", substate=RUNNING, timeout=START_TIMEOUT)
+    recs = kit.start_records(job_id)
+    initial = recs["S"].fields["exec_vnode"]
+    want = keep or ORIGINAL_SELECT
+    assert select_chunks(job["Resource_List"]["site"]) == select_chunks(ORIGINAL_SELECT)
+    assert_assignment(job, expected_prune(initial, want), want)
+    assert kit.pruning(job_id) == (initial, job["exec_vnode"])
+    assert recs["s"].fields["exec_vnode"] == job["exec_vnode"]
+    assert select_chunks(recs["s"].resource_list["select"]) == select_chunks(want)
+    kit.mom.expect(f"launch: release_nodes\\(keep_select={re.escape(want)}\\) returned a job", kit.since, 10)
+    kit.mom.absent("launch: found vnode_list_fail", kit.since)
+
+
+@pytest.mark.spec("RJS-8")
+@pytest.mark.parametrize("action", ["hold_rerun", "delete"])
+def test_impossible_keep_select(kit, short_alarms, action) -> None:
+    """PTL t7 (hold + rerun) and t15 (delete): no chunk of the job has 5 cpus."""
+    pbs = kit.pbs
+    keep = "ncpus=2:mem=2gb+ncpus=5:mem=3gb"
+    install_hooks(pbs, kit.cluster, {"pad": pad_hook(), "launch": prune_hook(keep=keep, on_failure=action)})
+    job_id = kit.submit()
+    need = kit.mom.expect(f"Job;{job_id};{re.escape(NEED.format(keep=keep))}", kit.since, START_TIMEOUT)
+    kit.mom.expect(f"Job;{job_id};{COULD_NOT_SATISFY} \\(ncpus=5 ssi=0 mem=3145728 ", kit.since, 10)
+    have = kit.mom.expect(f"Job;{job_id};{re.escape(HAVE)}", kit.since, 10).message.split(HAVE, 1)[1]
+    initial = kit.start_records(job_id, "S")["S"].fields["exec_vnode"]
+    assert chunks_of(have) == chunks_of(initial), (have, initial)
+    kit.mom.expect(re.escape(REJECTED_BY.format(event="execjob_launch", hook="launch")), kit.since, 10)
+    kit.mom.expect(f"Job;{job_id};unsuccessful at LAUNCH", kit.since, 10)
+    assert need
+    if action == "hold_rerun":
+        job = pbs.jobs.wait(job_id, job_state="H", timeout=60)
+        assert job["Hold_Types"] == "s"
+        assert "exec_vnode" not in job
+    else:
+        pbs.jobs.wait_gone(job_id, timeout=60)
+    assert not kit.accounting.of(job_id, "s", kit.since)
+    pbs.nodes.wait_count("free", len(pbs.nodes.all()), timeout=60)
+
+
+@pytest.mark.spec("RJS-8")
+def test_release_nodes_outside_prologue_and_launch_returns_none(kit, short_alarms) -> None:
+    pbs = kit.pbs
+    begin = suite_hook_body("begin", prune=True, keep=ORIGINAL_SELECT, on_failure=None)
+    install_hooks(pbs, kit.cluster, {"pad": pad_hook(), "begin": (begin, {"event": "execjob_begin"})})
+    job_id = kit.submit()
+    job = pbs.jobs.wait(job_id, job_state="R", substate=RUNNING, timeout=START_TIMEOUT)
+    kit.mom.expect(f"begin: release_nodes\\(keep_select={re.escape(ORIGINAL_SELECT)}\\) returned None", kit.since, 20)
+    assert select_chunks(job["schedselect"]) == select_chunks(PADDED_SELECT)
+    assert len(chunks_of(job["exec_vnode"])) == 5
+    kit.mom.absent(f"Job;{job_id};{PRUNED_TO}", kit.since)
+    assert not kit.accounting.of(job_id, "s", kit.since)
+
+
+# ---------------------------------------------------------------------------------------------
+# Shapes (PTL t11, t12, t16, t17, t20)
+
+BEGIN_REJECT = {h: SisterFault(f"begin-reject-{h}", h, "begin-reject", "") for h in ALL_HOSTS}
+
+
+def run_pruned(
+    kit: Kit, nemesis, fault: SisterFault | None, *, keep: str | None = None, event="execjob_launch", **submit
+):
+    """Hooks (pad + prune), the fault, the job; returns (job id, running job, initial exec_vnode)."""
+    hooks = {"pad": pad_hook(), "prune": prune_hook(event, keep=keep)}
+    if fault is None:
+        install_hooks(kit.pbs, kit.cluster, hooks)
+    else:
+        start_with_fault(kit.pbs, kit.cluster, nemesis, fault, hooks)
+    job_id = kit.submit(**submit)
+    job = kit.pbs.jobs.wait(job_id, job_state="R", substate=RUNNING, timeout=START_TIMEOUT)
+    initial = kit.start_records(job_id, "S")["S"].fields["exec_vnode"]
+    if fault is not None:
+        assert fault.host in hosts_of(initial), f"{fault.host} not in the initial exec_vnode {initial}"
+    assert kit.pruning(job_id) == (initial, job["exec_vnode"])
+    return job_id, job, initial
+
+
+@pytest.mark.spec("RJS-2", "RJS-5", "RJS-8")
+def test_chunk_with_zero_ncpus(kit, nemesis, short_alarms) -> None:
+    """PTL t11: a chunk asking for memory only is padded, seen in vnode_list and pruned like any other."""
+    select = "ncpus=2:mem=2gb+ncpus=2:mem=2gb+ncpus=0:mem=1gb"
+    job_id, job, initial = run_pruned(kit, nemesis, BEGIN_REJECT["pbsh04"], select=select, script=None)
+    zero_hosts = [c[0].host for c in chunks_of(initial) if sum(s.ncpus for s in c) == 0]
+    assert len(zero_hosts) == 2, initial
+    for host in hosts_of(initial):
+        kit.mom.expect(f"launch: found vnode_list\\[{re.escape(host)}\\]", kit.since, 10)
+    kit.mom.expect("launch: found vnode_list_fail\\[pbsh04\\]", kit.since, 10)
+    assert_assignment(job, expected_prune(initial, select, {"pbsh04"}), select)
+    s = kit.start_records(job_id, "s")["s"]
+    assert s.fields["exec_vnode"] == job["exec_vnode"]
+
+
+@pytest.mark.spec("RJS-2", "RJS-8")
+def test_mpiprocs_and_ompthreads_survive_pruning(kit, nemesis, short_alarms) -> None:
+    """PTL t12: the pruned job keeps mpiprocs/ompthreads; $PBS_NODEFILE lists each kept host mpiprocs times."""
+    select = "+".join(f"ncpus={n}:mem={n}gb:mpiprocs={n}:ompthreads=1" for n in (2, 2, 1))
+    _, job, initial = run_pruned(
+        kit, nemesis, BEGIN_REJECT["pbsh02"], select=select, script=report_job(kit, "rs0", indexes=1)
+    )
+    expected = expected_prune(initial, select, {"pbsh02"})
+    assert_assignment(job, expected, select)
+    assert int(job["Resource_List"]["mpiprocs"]) == 5
+    assert [c.resources.get("mpiprocs") for c in parse_select(job["schedselect"])] == ["2", "2", "1"], job[
+        "schedselect"
+    ]
+    assert [c.resources.get("ompthreads") for c in parse_select(job["schedselect"])] == ["1"] * 3
+    names = hostnames(kit.cluster, ALL_HOSTS)
+    mpiprocs = [2, 2, 1]
+    want = [names[c[0].host] for c, n in zip(expected, mpiprocs, strict=True) for _ in range(n)]
+    assert jobscripts.section(kit.report("rs0"), "nodefile") == want
+
+
+@pytest.mark.spec("RJS-8")
+def test_scatter_excl_keeps_exclusive_vnodes(kit, nemesis, short_alarms) -> None:
+    """PTL t16: with place=scatter:excl the kept vnodes stay job-exclusive, the released are free."""
+    fault = SisterFault("begin-exception", "pbsh02", "begin-exception", "")
+    job_id, job, initial = run_pruned(kit, nemesis, fault, place="scatter:excl")
+    expected = expected_prune(initial, ORIGINAL_SELECT, {"pbsh02"})
+    assert_assignment(job, expected, ORIGINAL_SELECT)
+    kept = [s.host for c in expected for s in c]
+    released = [h for h in hosts_of(initial) if h not in kept and h != "pbsh02"]
+    kit.pbs.nodes.wait_state(kept, "job-exclusive", timeout=30)
+    kit.pbs.nodes.wait_state(released, "free", timeout=30)
+    assert kit.start_records(job_id, "s")["s"].fields["Resource_List.place"] == "scatter:excl"
+
+
+@pytest.mark.spec("RJS-2", "RJS-8")
+def test_place_free_breaks_a_super_chunk(kit, nemesis, short_alarms) -> None:
+    """PTL t17: with place=free a padded chunk spans two vnodes of pbsh06; keep_select takes one
+    cpu of it, so the kept chunk is a part of the super-chunk."""
+    select = "ncpus=1:host=pbsh01+ncpus=2:host=pbsh06"
+    keep = "ncpus=1+ncpus=1"
+    job_id, job, initial = run_pruned(kit, nemesis, None, keep=keep, select=select, place="free")
+    assert [len(c) for c in chunks_of(initial)] == [1, 2, 2], initial  # super-chunks over pbsh06 vnodes
+    expected = expected_prune(initial, keep)
+    assert [s.vnode for s in expected[1]] == [chunks_of(initial)[1][0].vnode]
+    assert_assignment(job, expected, keep)
+    s = kit.start_records(job_id, "s")["s"]
+    assert chunks_of(s.fields["exec_vnode"]) == expected
+
+
+@pytest.mark.spec("RJS-2", "RJS-8")
+def test_job_array_pruned_per_subjob_in_prologue(kit, nemesis, short_alarms) -> None:
+    """PTL t20: every subjob is padded, started on the failed sister too, and pruned by an
+    execjob_prologue hook; each has its own 'S' and 's' record."""
+    pbs = kit.pbs
+    select, fault = "ncpus=1+ncpus=1", BEGIN_REJECT["pbsh03"]
+    hooks = {"pad": pad_hook(), "prolo": prune_hook("execjob_prologue")}
+    start_with_fault(pbs, kit.cluster, nemesis, fault, hooks)
+    array_id = kit.submit(select=select, array="1-2")
+    pbs.jobs.wait(array_id, job_state="B", timeout=START_TIMEOUT)
+    for index in (1, 2):
+        sub = array_id.replace("[]", f"[{index}]")
+        job = pbs.jobs.wait(sub, job_state="R", substate=RUNNING, timeout=START_TIMEOUT)
+        recs = kit.start_records(sub)
+        initial = recs["S"].fields["exec_vnode"]
+        assert fault.host in hosts_of(initial), f"{sub}: {initial}"
+        assert select_chunks(recs["S"].resource_list["select"]) == select_chunks("1:ncpus=1+2:ncpus=1")
+        assert_assignment(job, expected_prune(initial, select, {fault.host}), select)
+        assert recs["s"].fields["exec_vnode"] == job["exec_vnode"]
+        assert kit.pruning(sub) == (initial, job["exec_vnode"])
+        kit.mom.expect(f"prolo: job.exec_vnode={re.escape(job['exec_vnode'])}", kit.since, 10)
+
+
+# ---------------------------------------------------------------------------------------------
+# The site hook pack (hooks/reliable_startup.py as rjs_pad + rjs_prune)
+
+SITE_HOOKS = ("rjs_pad", "rjs_prune")
+
+
+def export_config(pbs, hook: str) -> str:
+    return pbs.hooks.check("qmgr", "-c", f"export hook {hook} application/x-config default").stdout
+
+
+@pytest.fixture
+def site_hooks(pbs, cluster):
+    """Enables rjs_pad/rjs_prune (the baseline disables them again); yields a function importing a
+    JSON config into one of them; the deployed configs are imported back and checked afterwards."""
+    deployed = {h: export_config(pbs, h) for h in SITE_HOOKS}
+    for hook in SITE_HOOKS:
+        pbs.server.qmgr(f"set hook {hook} enabled=true")
+
+    def configure(hook: str, text: str) -> None:
+        pbs.hooks.import_file(hook, text, "application/x-config")
+
+    yield configure
+    for hook, text in deployed.items():
+        if export_config(pbs, hook) != text:
+            pbs.hooks.import_file(hook, text, "application/x-config")
+        assert export_config(pbs, hook) == text, f"{hook} config not restored"
+
+
+def wait_mom_config(cluster, hook: str, text: str) -> None:
+    path = f"{cluster.pbs_home}/mom_priv/hooks/{hook}.CF"
+    wait_until(
+        lambda: cluster.hosts[MS].run(["cat", path]).stdout,
+        lambda got: got.strip() == text.strip(),
+        timeout=180,
+        describe=f"{path} on {MS} is the imported config",
+    )
+
+
+@pytest.mark.spec("RJS-case", "RJS-1", "RJS-2", "RJS-7", "RJS-8")
+def test_site_hook_pack_prunes_a_silent_sister(kit, nemesis, short_alarms, site_hooks) -> None:
+    pbs = kit.pbs
+    wait_mom_hooks(pbs, kit.cluster)
+    nemesis.stop_mom("pbsh03")
+    job_id = kit.submit()
+    job = pbs.jobs.wait(job_id, job_state="R", substate=RUNNING, timeout=START_TIMEOUT)
+    assert job["tolerate_node_failures"] == "job_start"
+    assert select_chunks(job["Resource_List"]["site"]) == select_chunks(ORIGINAL_SELECT)
+    recs = kit.start_records(job_id)
+    initial = recs["S"].fields["exec_vnode"]
+    assert "pbsh03" in hosts_of(initial), initial
+    assert select_chunks(recs["S"].resource_list["select"]) == select_chunks(PADDED_SELECT)
+    kit.mom.expect(f"Job;{job_id};{JOIN_TIMEOUT}", kit.since, 10)
+    assert_assignment(job, expected_prune(initial, ORIGINAL_SELECT, {"pbsh03"}), ORIGINAL_SELECT)
+    assert kit.pruning(job_id) == (initial, job["exec_vnode"])
+    assert recs["s"].fields["exec_vnode"] == job["exec_vnode"]
+    kit.mom.expect(f"reliable_startup: pruned to exec_vnode={re.escape(job['exec_vnode'])}", kit.since, 10)
+    kit.server_log.expect("reliable_startup: padded select ", kit.since, 10)
+
+
+@pytest.mark.spec("RJS-case", "RJS-8")
+def test_site_hook_pack_deletes_when_pruning_fails(kit, nemesis, short_alarms, site_hooks) -> None:
+    """Configured on_prune_failure=delete and no padding: a silent sister leaves too few chunks."""
+    pbs = kit.pbs
+    site_hooks("rjs_pad", '{"increment": 0}')
+    prune_config = '{"on_prune_failure": "delete"}'
+    site_hooks("rjs_prune", prune_config)
+    wait_mom_hooks(pbs, kit.cluster)
+    wait_mom_config(kit.cluster, "rjs_prune", prune_config)
+    nemesis.stop_mom("pbsh03")
+    job_id = kit.submit()
+    kit.mom.expect(f"Job;{job_id};{re.escape(NEED.format(keep=ORIGINAL_SELECT))}", kit.since, START_TIMEOUT)
+    kit.mom.expect("could not prune the job to its original select .*; job deleted", kit.since, 30)
+    pbs.jobs.wait_gone(job_id, timeout=60)
+    initial = kit.start_records(job_id, "S")["S"].fields["exec_vnode"]
+    assert "pbsh03" in hosts_of(initial), initial
+    assert len(chunks_of(initial)) == 3  # increment 0: nothing to spare
+    assert not kit.accounting.of(job_id, "s", kit.since)
+
+
+@pytest.mark.spec("RJS-2", "RJS-5", "RJS-8")
+def test_two_failed_sisters_a_bigger_chunk_serves_the_small_one(kit, nemesis, short_alarms) -> None:
+    """PTL t6: both 1-cpu chunks fail (execjob_begin exception on one host, execjob_prologue
+    exception on the other), so the 1-cpu chunk of keep_select is cut out of a spare 2-cpu chunk."""
+    pbs = kit.pbs
+    begin = nemesis.reject_hook("execjob_begin", ("pbsh05",), how="exception")
+    prologue = nemesis.reject_hook("execjob_prologue", ("pbsh04",), how="exception")
+    install_hooks(pbs, kit.cluster, {"pad": pad_hook(), "launch": prune_hook()}, [begin, prologue])
+    job_id = kit.submit()
+    job = pbs.jobs.wait(job_id, job_state="R", substate=RUNNING, timeout=START_TIMEOUT)
+    initial = kit.start_records(job_id, "S")["S"].fields["exec_vnode"]
+    small = [c[0].host for c in chunks_of(initial) if c[0].ncpus == 1]
+    assert small == ["pbsh04", "pbsh05"], initial  # the failures hit exactly the small chunks
+    kit.mom.expect(f"Job;{job_id};{START_ERROR.format(host='pbsh05', what='JOIN_JOB')}", kit.since, 10)
+    kit.mom.expect(f"Job;{job_id};{START_ERROR.format(host='pbsh04', what='IM_EXEC_PROLOGUE')}", kit.since, 10)
+    expected = expected_prune(initial, ORIGINAL_SELECT, {"pbsh04", "pbsh05"})
+    assert (expected[2][0].ncpus, expected[2][0].host) == (1, hosts_of(initial)[2])
+    assert_assignment(job, expected, ORIGINAL_SELECT)
+    assert kit.pruning(job_id) == (initial, job["exec_vnode"])
+    assert kit.start_records(job_id, "s")["s"].fields["exec_vnode"] == job["exec_vnode"]
