@@ -423,3 +423,109 @@ class Kit:
     def cleanup(self) -> None:
         self.cluster.client.run(["rm", "-rf", self.dir])
 
+
+# ---------------------------------------------------------------------------------------------
+# Sister failures, timers and tolerance after start (test_reliable_startup_faults.py)
+
+# Shipped strings (src/resmom/mom_main.c, start_exec.c, mom_comm.c; Libpython/pbs_python_svr_internal.c).
+JOIN_ALARM_EXCEEDED = "sister_join_job_alarm wait time {secs} secs exceeded"  # PBSEVENT_ADMIN
+PROLOGUES_INCOMPLETE = "not all prologue hooks to sister moms completed, but job will proceed to execute"
+JOIN_ALARM_UPDATED = "joinjob_alarm_time updated to {secs}"  # logged when a hook file arrives
+LAUNCH_DELAY_UPDATED = "job_launch_delay updated to {secs}"
+LAUNCH_SET_REFUSED = (
+    "Can only set progname, argv, env event parameters as well as job, resource, vnode under execjob_launch hook."
+)
+LAUNCH_SET_REFUSED_OLD = "Can only set progname, argv, env event parameters under execjob_launch hook"
+RESIZE_SET_REFUSED = "nothing is settable inside an execjob_resize hook!"
+BADSTATE = "Request invalid for state of job"  # msg_badstate, PBSE_BADSTATE
+KILLING_JOB = r"im_eof, lost communication with {host} for > \d+ secs, killing job now"
+PBSEVENT_SYSTEM = 0x0002
+
+PROBE_HOOK = """\
+import time
+
+import pbs
+
+CFG = {cfg!r}
+e = pbs.event()
+here = pbs.get_local_nodename()
+EVENTS = {{
+    pbs.EXECJOB_BEGIN: "begin",
+    pbs.EXECJOB_PROLOGUE: "prologue",
+    pbs.EXECJOB_LAUNCH: "launch",
+    pbs.EXECJOB_RESIZE: "resize",
+}}
+event = EVENTS.get(e.type, str(e.type))
+
+
+def log(msg):
+    pbs.logmsg(pbs.LOG_WARNING, "%s %s on %s: %s" % (CFG["tag"], event, here, msg))
+
+
+if e.type == pbs.EXECJOB_LAUNCH and "PBS_NODEFILE" not in e.env:
+    e.accept()  # a task spawned by pbsdsh/tm_spawn, not the job's top-level launch
+log("started")
+if here in CFG.get("sleep_on", {{}}):
+    log("sleeping %d secs" % CFG["sleep_on"][here])
+    time.sleep(CFG["sleep_on"][here])
+    log("slept")
+for what in CFG.get("try_set", []):
+    try:
+        if what == "server":
+            pbs.server().comment = "set by %s" % CFG["tag"]
+        elif what == "job":
+            e.job.comment = "set by %s" % CFG["tag"]
+        elif what == "vnode":
+            e.vnode_list[here].comment = "set by %s" % CFG["tag"]
+        log("set %s attribute: accepted" % what)
+    except Exception as exc:
+        log("set %s attribute: %s: %s" % (what, type(exc).__name__, exc))
+if CFG.get("hold_and_reject") and e.job.in_ms_mom():
+    e.job.Hold_Types = pbs.hold_types("s")
+    e.job.rerun()
+    e.reject("held by %s" % CFG["tag"])
+e.accept()
+"""
+
+
+def probe_hook(
+    tag: str,
+    event: str,
+    *,
+    alarm: int = 30,
+    sleep_on: Mapping[str, int] | None = None,
+    try_set: Sequence[str] = (),
+    hold_and_reject: bool = False,
+) -> tuple[str, dict[str, object]]:
+    """(body, attributes) of a marker hook: logs "<tag> <event> on <host>: started" wherever it runs
+    (the start of a timer window on the primary), optionally sleeps on some hosts, tries to set a
+    server/job/vnode attribute (logging "set <what> attribute: accepted" or the exception), and on
+    the primary may hold (s), requeue and reject the job."""
+    body = PROBE_HOOK.format(
+        cfg={
+            "tag": tag,
+            "sleep_on": dict(sleep_on or {}),
+            "try_set": list(try_set),
+            "hold_and_reject": hold_and_reject,
+        }
+    )
+    return body, {"event": event, "enabled": True, "alarm": alarm}
+
+
+def set_mom_options(pbs: Pbs, cluster: Cluster, host: str, options: Mapping[str, object]) -> datetime:
+    """Set mom config options ("$name": value) on one host in one write + HUP; returns the time
+    just before the HUP. Waits until the mom logged each "<name>;<value>" it reads back."""
+    mom_host = cluster.hosts[host]
+    config = pbs.mom_config.read(mom_host)
+    for key, value in options.items():
+        config = edit_config(config, key, str(value))
+    since = pbs.mom_config.write(mom_host, config) - timedelta(seconds=1)
+    mom = LogReader(mom_host, str(cluster.pbs_home), "mom")
+    for key, value in options.items():
+        mom.expect(f";{key.lstrip('$')};{value}$", since, timeout=20)
+    return since
+
+
+def seconds_between(first: datetime, then: datetime) -> int:
+    """Whole seconds between two log stamps (each has 1 s resolution: the true gap is within +-1)."""
+    return int((then - first).total_seconds())
