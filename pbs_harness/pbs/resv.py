@@ -1,13 +1,17 @@
 """Reservations: pbs_rsub / pbs_rstat / pbs_rdel / pbs_ralter.
 
 pbs_rstat has no JSON output; `pbs_rstat -F` prints `Resv ID: X` then `name = value` lines,
-which are parsed here (state names are the long form, e.g. RESV_CONFIRMED).
+which are parsed here (state names are the long form, e.g. RESV_CONFIRMED). Times (reserve_start,
+reserve_end, reserve_retry, ctime, mtime) are printed in the client's local time with
+RSTAT_TIME_FORMAT (src/cmds/pbs_rstat.c); `rstat_epoch` turns them back into epoch seconds.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+import shlex
+import time
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from pbs_harness.pbs.base import PbsCommands
@@ -15,6 +19,18 @@ from pbs_harness.transport import CommandError, CommandResult
 from pbs_harness.waits import wait_until
 
 RESV_ID_RE = re.compile(r"^(?P<id>[RSM]\d+\.\S+)\s+(?P<state>\S+)")
+RSTAT_TIME_FORMAT = "%a %b %d %H:%M:%S %Y"  # pbs_rstat.c `fmt`, local time
+RSUB_TIME_FORMAT = "%Y%m%d%H%M.%S"  # pbs_rsub -R/-E: [[[[CC]YY]MM]DD]hhmm[.SS]
+
+
+def rstat_epoch(text: str) -> int:
+    """Epoch seconds of a time pbs_rstat printed (local time of the host that ran it)."""
+    return int(time.mktime(time.strptime(" ".join(text.split()), RSTAT_TIME_FORMAT)))
+
+
+def rsub_time(epoch: float) -> str:
+    """An epoch as pbs_rsub -R / -E want it (local time, whole seconds)."""
+    return time.strftime(RSUB_TIME_FORMAT, time.localtime(int(epoch)))
 
 
 def parse_rstat(text: str) -> dict[str, dict[str, Any]]:
@@ -30,9 +46,13 @@ def parse_rstat(text: str) -> dict[str, dict[str, Any]]:
 
 
 class Reservations(PbsCommands):
-    def submit(self, *args: str, user: str) -> tuple[str, str]:
-        """pbs_rsub as user; returns (reservation id, initial state word such as UNCONFIRMED)."""
-        res = self.run("pbs_rsub", *args, user=user)
+    def submit(self, *args: str, user: str, tzid: str | None = None) -> tuple[str, str]:
+        """pbs_rsub as user; returns (reservation id, initial state word such as UNCONFIRMED).
+
+        `tzid` sets PBS_TZID, which standing reservations (-r) need when pbs.conf has none.
+        """
+        line = self.line("pbs_rsub", *args)
+        res = self.host.run(f"env PBS_TZID={shlex.quote(tzid)} {line}" if tzid else line, user=user)
         if not res.ok:
             raise CommandError(res)
         m = RESV_ID_RE.match(res.stdout.strip())
@@ -53,6 +73,14 @@ class Reservations(PbsCommands):
 
     def alter(self, resv_id: str, *args: str, user: str | None = None) -> CommandResult:
         return self.run("pbs_ralter", *args, resv_id, user=user)
+
+    def wait(
+        self, resv_id: str, predicate: Callable[[dict[str, Any]], bool], *, timeout: float, describe: str
+    ) -> dict[str, Any]:
+        """Wait until the reservation's `pbs_rstat -F` attributes satisfy predicate."""
+        return wait_until(
+            lambda: self.status(resv_id), predicate, timeout=timeout, describe=f"reservation {resv_id} {describe}"
+        )
 
     def wait_state(self, resv_id: str, state: str | Sequence[str], *, timeout: float) -> dict[str, Any]:
         wanted = {state} if isinstance(state, str) else set(state)
