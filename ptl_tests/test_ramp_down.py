@@ -13,17 +13,30 @@ then compared with what OpenPBS reports.
 
 from __future__ import annotations
 
+import re
+import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 import pytest
 
-from pbs_harness.evidence.accounting import AccountingReader
+from pbs_harness.evidence.accounting import AccountingReader, walltime_seconds
 from pbs_harness.evidence.logs import LogReader
 from pbs_harness.pbs.interactive import InteractiveJob
 from pbs_harness.pbs.parsers import VnodeSlice, parse_exec_host, parse_exec_vnode, parse_select, size_kb
-from pbs_harness.waits import wait_until
+from pbs_harness.waits import WaitTimeout, wait_until
 from ptl_tests import jobscripts
+from ptl_tests.ramp_down_helpers import (
+    CUSTOM_RESOURCES,
+    PRERUN_SUBSTATE,
+    RELNODES_ATTR,
+    STAGEOUT_SUBSTATE,
+    BlockedStageout,
+    CustomResource,
+    hook_log_event_on_this_host,
+    hook_set_release_nodes_on_stageout,
+    resource_terms,
+)
 
 pytestmark = [pytest.mark.acceptance, pytest.mark.ramp_down, pytest.mark.needs_moms(3)]
 
@@ -46,6 +59,9 @@ class Assignment:
     def without(self, vnodes: set[str]) -> Assignment:
         kept = (tuple(s for s in chunk if s.vnode not in vnodes) for chunk in self.chunks)
         return Assignment(tuple(chunk for chunk in kept if chunk))
+
+    def only(self, vnodes: set[str]) -> Assignment:
+        return self.without(self.vnodes() - vnodes)
 
     def hosts(self) -> list[str]:
         return list(dict.fromkeys(s.host for chunk in self.chunks for s in chunk))
@@ -92,26 +108,34 @@ def task_pids(cluster, host: str) -> list[str]:
     return res.stdout.split()
 
 
-@pytest.fixture
-def running_job(pbs, cluster):
-    """The standard job, running, with a sleep task on each of its three hosts."""
+def start_job(pbs, cluster, *, select: str = SELECT, attributes=None, args=(), script=None):
+    """Submit a job (by default the standard one), wait until it runs with a sleep task on each of
+    its hosts; returns (job id, its qstat before any release, a time just before submission)."""
     since = datetime.now() - timedelta(seconds=1)
     job_id = pbs.jobs.submit(
-        jobscripts.sleep_on_every_chunk(str(cluster.prefix), SLEEP),
+        script or jobscripts.sleep_on_every_chunk(str(cluster.prefix), SLEEP),
         user=OWNER,
-        select=SELECT,
+        select=select,
         place="scatter",
+        attributes=attributes,
         cwd=f"/home/{OWNER}",
-        args=["-j", "oe", "-o", "/dev/null"],
+        args=["-j", "oe", "-o", "/dev/null", *args],
     )
     job = pbs.jobs.wait(job_id, job_state="R", substate=42, timeout=60)
+    hosts = Assignment.of(job["exec_vnode"]).hosts()
     wait_until(
-        lambda: {h: task_pids(cluster, h) for h in (MS, MULTI, PLAIN)},
+        lambda: {h: task_pids(cluster, h) for h in hosts},
         lambda pids: all(pids.values()),
         timeout=30,
         describe="the job's sleep task on every host",
     )
     return job_id, job, since
+
+
+@pytest.fixture
+def running_job(pbs, cluster):
+    """The standard job, running, with a sleep task on each of its three hosts."""
+    return start_job(pbs, cluster)
 
 
 def accounting(pbs) -> AccountingReader:
@@ -135,7 +159,7 @@ def test_release_whole_sister_host(pbs, cluster, running_job) -> None:
     assert task_pids(cluster, MULTI)
     assert task_pids(cluster, MS)
     home = str(cluster.pbs_home)
-    LogReader(cluster.hosts[PLAIN], home, "mom").expect(f"Job;{job_id};DELETE_JOB2 received", since, timeout=30)
+    released_vnode_logs(cluster, job_id, Assignment.of(before["exec_vnode"]).only({PLAIN}), since)
     LogReader(cluster.hosts[MULTI], home, "mom").absent(f"Job;{job_id};DELETE_JOB2 received", since)
     # 'u' closes the phase with the old assignment and its usage; 'c' opens the next one.
     u, c = accounting(pbs).wait_for(job_id, "uc", 2, since, timeout=30)
@@ -167,7 +191,11 @@ def test_release_part_of_a_superchunk_keeps_the_host(pbs, cluster, running_job, 
     # PTL observes the released vnode staying job-busy until the host's last vnode goes.
     assert pbs.nodes.status(vnode)["state"] == "job-busy"
     assert task_pids(cluster, MULTI)
-    LogReader(cluster.hosts[MULTI], str(cluster.pbs_home), "mom").absent(f"Job;{job_id};DELETE_JOB2", since)
+    home = str(cluster.pbs_home)
+    LogReader(cluster.hosts[MULTI], home, "mom").absent(f"Job;{job_id};DELETE_JOB2", since)
+    # no final usage from the host and no deallocation yet: the job still holds the vnode
+    LogReader(cluster.hosts[MS], home, "mom").absent(rf"Job;{re.escape(job_id)};{MULTI} cput=", since)
+    LogReader(cluster.server, home, "server").absent(f"clearing job {re.escape(job_id)} from node", since)
     u, c = accounting(pbs).wait_for(job_id, "uc", 2, since, timeout=30)
     assert u.fields["exec_vnode"] == before["exec_vnode"]
     assert Assignment.of(c.fields["exec_vnode"]) == assigned.without({vnode})
@@ -188,7 +216,7 @@ def test_successive_releases_free_the_host_with_its_last_vnode(pbs, cluster, run
 
     assert pbs.jobs.release_nodes(job_id, rest, user=OWNER).ok
     assert_job_matches(pbs.jobs.status(job_id), assigned.without(set(multi_vnodes)))
-    mom_log.expect(f"Job;{job_id};DELETE_JOB2 received", since, timeout=30)
+    released_vnode_logs(cluster, job_id, assigned.only(set(multi_vnodes)), since)
     pbs.nodes.wait_state(multi_vnodes, "free", timeout=30)
     wait_until(lambda: task_pids(cluster, MULTI), lambda p: not p, timeout=30, describe=f"no job task on {MULTI}")
     records = accounting(pbs).wait_for(job_id, "uc", 4, since, timeout=30)
@@ -225,8 +253,9 @@ def test_end_records_after_a_release(pbs, running_job) -> None:
     assert len(e_records) == 1
     assert e_records[0].fields["exec_vnode"] == after["exec_vnode"]
     u = records[0]
-    walltime = {r.type: r.resources_used.get("walltime") for r in (u, e_records[0], end)}
-    assert all(walltime.values()), walltime
+    walltime = {r.type: walltime_seconds(r.resources_used["walltime"]) for r in (u, e_records[0], end)}
+    # the phases add up to the whole job (each value is rounded down to a second)
+    assert walltime["E"] - 2 <= walltime["u"] + walltime["e"] <= walltime["E"], walltime
 
 
 def unchanged(pbs, job_id: str, before: dict) -> None:
@@ -316,15 +345,6 @@ def test_error_unknown_job(pbs) -> None:
 
 
 @pytest.mark.spec("RD-1")
-def test_error_job_not_running(pbs) -> None:
-    job_id = pbs.jobs.submit(user=OWNER, select=SELECT, place="scatter", args=["-h"], command=["/bin/sleep", "60"])
-    pbs.jobs.wait(job_id, job_state="H", timeout=30)
-    res = pbs.jobs.release_nodes(job_id, [PLAIN], user=OWNER)
-    assert not res.ok
-    assert res.stderr.strip() == "pbs_release_nodes: Request invalid for state of job"
-
-
-@pytest.mark.spec("RD-1")
 def test_nodefile_shrinks_and_jobid_comes_from_the_environment_in_an_interactive_job(pbs, cluster) -> None:
     """Inside the job, `pbs_release_nodes HOST` (no -j) uses $PBS_JOBID, and $PBS_NODEFILE loses HOST."""
     args = ["-l", f"select={SELECT}", "-l", "place=scatter"]
@@ -335,3 +355,793 @@ def test_nodefile_shrinks_and_jobid_comes_from_the_environment_in_an_interactive
         assert out.splitlines()[-1] == "rc=0", out
         assert sorted(set(session.run('cat "$PBS_NODEFILE"').split())) == sorted([MS, MULTI])
         assert PLAIN not in [e.host for e in parse_exec_host(pbs.jobs.status(session.job_id)["exec_host"])]
+
+
+# --- release_nodes_on_stageout (RD-2) ------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class StageoutWay:
+    """How a test gives the job its release_nodes_on_stageout, and whether sisters then go at stageout."""
+
+    qsub: str | None = None  # -W value at submission
+    qalter: str | None = None  # -W value given with qalter on the running job
+    hook: tuple[str, bool] | None = None  # (queuejob|modifyjob, value the hook sets)
+    default_qsub_arguments: str | None = None
+    releases: bool = False
+
+    def shown(self) -> str | None:
+        """What qstat shows before the job ends (None: attribute not set)."""
+        if self.hook:
+            return str(self.hook[1])
+        value = self.qalter or self.qsub or self.default_qsub_arguments
+        return None if value is None else str(value == "true")
+
+
+STAGEOUT_WAYS = {
+    "qsub-true": StageoutWay(qsub="true", releases=True),
+    "qsub-false": StageoutWay(qsub="false"),
+    "unset": StageoutWay(),
+    "qalter-true": StageoutWay(qalter="true", releases=True),
+    "qalter-false-over-qsub-true": StageoutWay(qsub="true", qalter="false"),
+    "queuejob-hook-true": StageoutWay(hook=("queuejob", True), releases=True),
+    "queuejob-hook-false-over-qsub-true": StageoutWay(qsub="true", hook=("queuejob", False)),
+    "modifyjob-hook-true": StageoutWay(hook=("modifyjob", True), releases=True),
+    "modifyjob-hook-false-over-qsub-true": StageoutWay(qsub="true", hook=("modifyjob", False)),
+    "default_qsub_arguments-true": StageoutWay(default_qsub_arguments="true", releases=True),
+}
+
+
+@pytest.fixture
+def blocked_stageout(cluster):
+    stageout = BlockedStageout.create(cluster.hosts[MS], OWNER)
+    yield stageout
+    stageout.cleanup()
+
+
+def released_vnode_logs(cluster, job_id: str, released: Assignment, since: datetime) -> None:
+    """The logs of a sister host leaving the job: server DEBUG2 "clearing job J from node V" per vnode
+    and "deallocating N cpu(s) from job J" (object: the mom host), the sister's DELETE_JOB2, and
+    the primary mom's "<host> cput=... mem=...kb" with the sister's final usage."""
+    __tracebackhide__ = True
+    home = str(cluster.pbs_home)
+    server_log = LogReader(cluster.server, home, "server")
+    ms_log = LogReader(cluster.hosts[MS], home, "mom")
+    jid = re.escape(job_id)
+    for host in released.hosts():
+        vnodes = [s for chunk in released.chunks for s in chunk if s.host == host]
+        for s in vnodes:
+            server_log.expect(rf";Node;{re.escape(host)};clearing job {jid} from node {re.escape(s.vnode)}$", since, 30)
+        cpus = sum(int(s.resources.get("ncpus", 0)) for s in vnodes)
+        server_log.expect(rf";Node;{re.escape(host)};deallocating {cpus} cpu\(s\) from job {jid}$", since, 30)
+        LogReader(cluster.hosts[host], home, "mom").expect(f"Job;{jid};DELETE_JOB2 received", since, 30)
+        ms_log.expect(rf"Job;{jid};{re.escape(host)} cput=\d\d:\d\d:\d\d mem=\d+kb$", since, 30)
+
+
+@pytest.mark.spec("RD-2", "RD-3", "RD-4", "RD-5", "RD-6")
+@pytest.mark.parametrize("way", list(STAGEOUT_WAYS.values()), ids=list(STAGEOUT_WAYS))
+def test_release_nodes_on_stageout(pbs, cluster, blocked_stageout, way: StageoutWay) -> None:
+    """With release_nodes_on_stageout true, every sister leaves the job when its stageout begins
+    (the job is still in E/51 copying files); with false or unset, they stay until the job ends."""
+    if way.default_qsub_arguments:
+        assert pbs.server.set({"default_qsub_arguments": f"-W {RELNODES_ATTR}={way.default_qsub_arguments}"}).ok
+    if way.hook:
+        event, value = way.hook
+        pbs.hooks.create("rd_stageout", hook_set_release_nodes_on_stageout(value), {"event": event, "enabled": True})
+    attributes = {"stageout": blocked_stageout.attribute(MS)}
+    if way.qsub:
+        attributes[RELNODES_ATTR] = way.qsub
+    job_id, before, since = start_job(pbs, cluster, attributes=attributes)
+    if way.qalter:
+        res = pbs.jobs.alter(job_id, "-W", f"{RELNODES_ATTR}={way.qalter}", user=OWNER)
+        assert res.ok, res.stderr
+    elif way.hook and way.hook[0] == "modifyjob":
+        res = pbs.jobs.alter(job_id, "-N", "rd-modified", user=OWNER)
+        assert res.ok, res.stderr
+    assert pbs.jobs.status(job_id).get(RELNODES_ATTR) == way.shown()
+    assigned = Assignment.of(before["exec_vnode"])
+    ms_only = Assignment(tuple(c for c in assigned.chunks if c[0].host == MS))
+    sisters = Assignment(tuple(c for c in assigned.chunks if c[0].host != MS))
+    sister_vnodes = sorted(sisters.vnodes())
+
+    assert pbs.jobs.delete(job_id, user=OWNER).ok
+    staging = pbs.jobs.wait(job_id, job_state="E", substate=STAGEOUT_SUBSTATE, timeout=60)
+
+    records = accounting(pbs)
+    if way.releases:
+        assert_job_matches(staging, ms_only)
+        pbs.nodes.wait_state(sister_vnodes, "free", timeout=30)
+        u, c = records.wait_for(job_id, "uc", 2, since, timeout=30)
+        assert u.fields["exec_vnode"] == before["exec_vnode"]
+        assert Assignment.of(c.fields["exec_vnode"]) == ms_only
+        released_vnode_logs(cluster, job_id, sisters, since)
+    else:
+        assert_job_matches(staging, assigned)
+        assert {v: pbs.nodes.status(v)["state"] for v in sister_vnodes} == dict.fromkeys(sister_vnodes, "job-busy")
+        assert records.of(job_id, "uc", since) == []
+        for host in sisters.hosts():
+            LogReader(cluster.hosts[host], str(cluster.pbs_home), "mom").absent(f"Job;{job_id};DELETE_JOB2", since)
+
+    assert blocked_stageout.drain() == blocked_stageout.payload
+    pbs.jobs.wait(job_id, job_state="F", timeout=60)
+    end = records.wait_for(job_id, "E", 1, since, timeout=30)[0]
+    assert end.resource_list["select"] == before["Resource_List"]["select"]
+    last_phase = records.of(job_id, "e", since)
+    if way.releases:
+        assert [Assignment.of(e.fields["exec_vnode"]) for e in last_phase] == [ms_only]
+    else:
+        assert last_phase == []
+
+
+@pytest.mark.spec("RD-2")
+@pytest.mark.parametrize("value", ["-1", "11", "tru"])
+def test_release_nodes_on_stageout_rejects_bad_values(pbs, value: str) -> None:
+    res = pbs.jobs.run("qsub", "-W", f"{RELNODES_ATTR}={value}", "--", "/bin/true", user=OWNER)
+    assert not res.ok
+    assert res.stderr.splitlines()[0] == "qsub: illegal -W value", res.stderr
+    assert res.stderr.splitlines()[1].startswith("usage: qsub"), res.stderr
+
+
+# --- keep_select: pbs_release_nodes -k (RD-1) ----------------------------------------------------
+
+KEEP_HOSTS = ("pbsh02", "pbsh03", "pbsh04")
+SSD_HOST = "pbsh05"  # offers the consumable host-level resource localssd=1
+
+
+@pytest.fixture(scope="module")
+def custom_resources(pbs):
+    """The custom resources of CUSTOM_RESOURCES, defined for this module. Resource definitions are
+    not part of the baseline, so they are deleted here; a definition cannot be deleted while any job
+    (finished ones in the history too) requests it, so those jobs are purged from the history first."""
+    for r in CUSTOM_RESOURCES:
+        pbs.server.qmgr(f"create resource {r.name} type={r.type},flag=h")
+    yield CUSTOM_RESOURCES
+    for job_id, job in pbs.jobs.all(history=True).items():
+        if "rd_" in str(job.get("schedselect", "")):
+            pbs.jobs.run("qdel", "-x", "-W", "force", job_id)
+    problems = [
+        f"{r.name}: {res.stderr.strip()}"
+        for r in CUSTOM_RESOURCES
+        if not (res := pbs.server.qmgr(f"delete resource {r.name}")).ok
+    ]
+    assert not problems, f"custom resources left defined: {problems}"
+
+
+def keep_layout_select(resources: tuple[CustomResource, ...]) -> str:
+    """MS chunk + one 'kept'-valued 1-cpu chunk + two 'other'-valued chunks of 2 and 1 cpus."""
+    kept, other = resource_terms(resources, "kept"), resource_terms(resources, "other")
+    a, b, c = KEEP_HOSTS
+    return f"ncpus=1:host={MS}+ncpus=1{kept}:host={a}+ncpus=2{other}:host={b}+ncpus=1{other}:host={c}"
+
+
+@dataclass(frozen=True)
+class KeepCase:
+    resources: tuple[CustomResource, ...]
+    keep: str  # the -k value
+    kept_hosts: tuple[str, ...]  # in the order of the -k select: the new exec_vnode follows it
+    user: str | None = OWNER  # None: root
+
+
+def keep_cases():
+    for r in CUSTOM_RESOURCES:
+        both = f"select=ncpus=2{resource_terms((r,), 'other')}+ncpus=1{resource_terms((r,), 'kept')}"
+        yield pytest.param(KeepCase((r,), both, (KEEP_HOSTS[1], KEEP_HOSTS[0])), id=f"{r.type}-full")
+    mixed = CUSTOM_RESOURCES
+    both = f"select=ncpus=2{resource_terms(mixed, 'other')}+ncpus=1{resource_terms(mixed, 'kept')}"
+    yield pytest.param(KeepCase(mixed, both, (KEEP_HOSTS[1], KEEP_HOSTS[0]), None), id="mixed-full-as-root")
+    partial = f"select=1{resource_terms(mixed, 'kept')}"
+    yield pytest.param(KeepCase(mixed, partial, (KEEP_HOSTS[0],)), id="mixed-partial")
+
+
+def custom_values(select: str) -> list[dict[str, str]]:
+    """The rd_* resources of each chunk of a select value (values lower-cased: True/true)."""
+    out = []
+    for chunk in parse_select(select):
+        values = {k: str(v).lower() for k, v in chunk.resources.items() if k.startswith("rd_")}
+        out += [values] * chunk.count
+    return out
+
+
+@pytest.mark.spec("RD-1", "RD-3", "RD-4")
+@pytest.mark.parametrize("case", list(keep_cases()))
+def test_keep_select_with_custom_resources(pbs, cluster, custom_resources, request, case: KeepCase) -> None:
+    """-k select=... keeps the primary's chunk plus the chunks matching the select, by the chunks'
+    custom resources of every type, in the order of the -k select; the other hosts are released."""
+    if any(r.type == "boolean" for r in case.resources):
+        # The scheduler checks booleans (unset means False): the kept host must offer True.
+        kept_host, name = KEEP_HOSTS[0], next(r.name for r in case.resources if r.type == "boolean")
+        assert pbs.server.set({f"resources_available.{name}": True}, obj="node", name=kept_host).ok
+        request.addfinalizer(lambda: pbs.server.unset(f"resources_available.{name}", obj="node", name=kept_host))
+    job_id, before, since = start_job(pbs, cluster, select=keep_layout_select(case.resources))
+    assigned = Assignment.of(before["exec_vnode"])
+    by_host = {chunk[0].host: chunk for chunk in assigned.chunks}
+    expected = Assignment((by_host[MS], *(by_host[h] for h in case.kept_hosts)))
+    released = assigned.vnodes() - expected.vnodes()
+
+    res = pbs.jobs.release_nodes(job_id, keep=case.keep, user=case.user)
+    assert res.ok, res.stderr
+
+    job = pbs.jobs.status(job_id)
+    assert_job_matches(job, expected)
+    requested = dict(zip(assigned.hosts(), parse_select(before["Resource_List"]["select"]), strict=True))
+    kept_request = "+".join(str(requested[h]) for h in (MS, *case.kept_hosts))
+    assert custom_values(job["Resource_List"]["select"]) == custom_values(kept_request)
+    pbs.nodes.wait_state(sorted(released), "free", timeout=30)
+    _, c = accounting(pbs).wait_for(job_id, "uc", 2, since, timeout=30)
+    assert Assignment.of(c.fields["exec_vnode"]) == expected
+
+
+@pytest.mark.spec("RD-1")
+def test_keep_select_consumable_host_resource(pbs, cluster) -> None:
+    """-k select=1:localssd=1 keeps the chunk holding the consumable localssd; its host keeps it assigned."""
+    select = f"ncpus=1:host={MS}+ncpus=1:localssd=1:host={SSD_HOST}+ncpus=2:host={PLAIN}"
+    job_id, before, _ = start_job(pbs, cluster, select=select)
+    assert pbs.nodes.status(SSD_HOST)["resources_assigned"]["localssd"] == 1
+
+    res = pbs.jobs.release_nodes(job_id, keep="select=1:localssd=1", user=OWNER)
+    assert res.ok, res.stderr
+
+    expected = Assignment.of(before["exec_vnode"]).without({PLAIN})
+    job = pbs.jobs.status(job_id)
+    assert_job_matches(job, expected)
+    assert "localssd=1" in job["exec_vnode"]
+    assert job["Resource_List"]["localssd"] == 1
+    pbs.nodes.wait_state([PLAIN], "free", timeout=30)
+    assert pbs.nodes.status(SSD_HOST)["resources_assigned"]["localssd"] == 1
+
+
+@pytest.mark.spec("RD-1")
+@pytest.mark.parametrize(
+    ("layout", "count"), [("four single-vnode sisters", "2"), ("super-chunk and plain sister", "1")]
+)
+def test_keep_node_count(pbs, cluster, custom_resources, layout: str, count: str) -> None:
+    """-k N keeps the primary's chunk and N sister chunks, whole (a super-chunk stays whole)."""
+    select = keep_layout_select(()) if layout.startswith("four") else SELECT
+    job_id, before, _ = start_job(pbs, cluster, select=select)
+    assigned = Assignment.of(before["exec_vnode"])
+
+    res = pbs.jobs.release_nodes(job_id, keep=count, user=OWNER)
+    assert res.ok, res.stderr
+
+    job = pbs.jobs.status(job_id)
+    after = Assignment.of(job["exec_vnode"])
+    assert len(after.chunks) == 1 + int(count)
+    assert after.chunks[0] == assigned.chunks[0]  # the primary's chunk
+    assert all(chunk in assigned.chunks for chunk in after.chunks), "kept chunks are kept whole"
+    released = assigned.vnodes() - after.vnodes()
+    assert_job_matches(job, assigned.without(released))
+    pbs.nodes.wait_state(sorted(released), "free", timeout=30)
+
+
+@pytest.mark.spec("RD-1")
+@pytest.mark.parametrize(
+    ("keep", "stderr"),
+    [
+        ("place=scatter", 'pbs_release_nodes: only a "select=" string is valid in -k option'),
+        ("select=rd_unknown=1", "pbs_release_nodes: Unknown resource: rd_unknown"),
+        ("select=ncpus=4", "pbs_release_nodes: Server returned error 15010 for job"),
+        ("5", "pbs_release_nodes: Server returned error 15010 for job"),
+    ],
+)
+def test_keep_select_errors_change_nothing(pbs, running_job, keep: str, stderr: str) -> None:
+    """Bad -k values are refused and leave the job alone; a select the job's chunks cannot satisfy
+    (no 4-cpu chunk, more chunks than the job has) gets the bare PBSE_SYSTEM reply."""
+    job_id, before, since = running_job
+    res = pbs.jobs.release_nodes(job_id, keep=keep, user=OWNER)
+    assert not res.ok
+    assert res.stderr.strip().startswith(stderr), res.stderr
+    unchanged(pbs, job_id, before)
+    assert accounting(pbs).of(job_id, "uc", since) == []
+
+
+# --- pbs_release_nodes inside a batch job: $PBS_JOBID, $PBS_NODEFILE (RD-1) ----------------------
+
+
+@pytest.mark.spec("RD-1", "RD-3", "RD-4")
+@pytest.mark.parametrize(
+    ("release_args", "released_hosts"),
+    [("-a", {PLAIN, MULTI}), (PLAIN, {PLAIN}), ("-k select=ncpus=3:mem=2gb", {PLAIN})],
+    ids=["all", "vnode", "keep-select"],
+)
+def test_release_from_inside_a_batch_job(pbs, cluster, release_args: str, released_hosts: set[str]) -> None:
+    """The job script calls pbs_release_nodes without -j ($PBS_JOBID), and its $PBS_NODEFILE loses the hosts."""
+    out_file = f"/home/{OWNER}/rd-inside-{uuid.uuid4().hex[:10]}.out"
+    host = cluster.hosts[MS]
+    script = jobscripts.release_nodes_from_inside(str(cluster.prefix), release_args, out_file, SLEEP)
+    try:
+        since = datetime.now() - timedelta(seconds=1)
+        job_id = pbs.jobs.submit(
+            script,
+            user=OWNER,
+            select=SELECT,
+            place="scatter",
+            cwd=f"/home/{OWNER}",
+            args=["-j", "oe", "-o", "/dev/null"],
+        )
+        u, c = accounting(pbs).wait_for(job_id, "uc", 2, since, timeout=60)
+        out = wait_until(
+            lambda: host.run(["cat", out_file]).stdout,
+            lambda text: "after:" in text,
+            timeout=30,
+            describe=f"{out_file} written by the job",
+        )
+    finally:
+        host.run(["rm", "-f", out_file])
+    lines = {ln.split(":", 1)[0]: ln.split(":", 1)[1].split() for ln in out.splitlines() if ":" in ln}
+    assert "released" in out.splitlines(), out
+    assert sorted(lines["before"]) == sorted([MS, MULTI, PLAIN])
+    assert sorted(lines["after"]) == sorted({MS, MULTI, PLAIN} - released_hosts)
+    original = Assignment.of(u.fields["exec_vnode"])
+    expected = Assignment(tuple(ch for ch in original.chunks if ch[0].host not in released_hosts))
+    assert_job_matches(pbs.jobs.status(job_id), expected)
+    assert Assignment.of(c.fields["exec_vnode"]) == expected
+
+
+# --- jobs that are not running, arrays (RD-1) ----------------------------------------------------
+
+
+def job_in_state(pbs, nemesis, state: str) -> str:
+    """A job of the standard shape in the given state (PRERUN: R, substate 41)."""
+    sleep = ["/bin/sleep", str(SLEEP)]
+    if state == "H":
+        job_id = pbs.jobs.submit(user=OWNER, select=SELECT, place="scatter", args=["-h"], command=sleep)
+    elif state == "Q":  # asks for more cpus than the plain host has: never runs
+        select = f"ncpus=1:host={MS}+ncpus=3:host={PLAIN}"
+        job_id = pbs.jobs.submit(user=OWNER, select=select, place="scatter", command=sleep)
+    elif state == "W":
+        later = (datetime.now() + timedelta(hours=1)).strftime("%Y%m%d%H%M")
+        job_id = pbs.jobs.submit(user=OWNER, select=SELECT, place="scatter", args=["-a", later], command=sleep)
+    elif state == "F":
+        job_id = pbs.jobs.submit(user=OWNER, select=SELECT, place="scatter", command=["/bin/true"])
+    else:  # the sister's execjob_begin hook sleeps: the primary waits for it, the job stays in PRERUN
+        nemesis.reject_hook("execjob_begin", (PLAIN,), how="sleep", seconds=20)
+        job_id = pbs.jobs.submit(user=OWNER, select=SELECT, place="scatter", command=sleep)
+        pbs.jobs.wait(job_id, job_state="R", substate=PRERUN_SUBSTATE, timeout=15)
+        return job_id
+    pbs.jobs.wait(job_id, job_state=state, timeout=30)
+    return job_id
+
+
+@pytest.mark.spec("RD-1")
+@pytest.mark.parametrize(
+    ("state", "stderr"),
+    [
+        ("H", "pbs_release_nodes: Request invalid for state of job"),
+        ("Q", "pbs_release_nodes: Request invalid for state of job"),
+        ("W", "pbs_release_nodes: Request invalid for state of job"),
+        ("prerun", "pbs_release_nodes: Request invalid for state of job"),
+        ("F", "pbs_release_nodes: Job has finished"),
+    ],
+)
+def test_error_job_not_running(pbs, nemesis, state: str, stderr: str) -> None:
+    since = datetime.now() - timedelta(seconds=1)
+    job_id = job_in_state(pbs, nemesis, state)
+    before = pbs.jobs.status(job_id)
+    res = pbs.jobs.release_nodes(job_id, [PLAIN], user=OWNER)
+    assert not res.ok
+    assert res.stderr.strip() == stderr
+    now = pbs.jobs.status(job_id)
+    for key in ("exec_vnode", "exec_host", "schedselect", "Resource_List"):
+        assert now.get(key) == before.get(key), key
+    assert accounting(pbs).of(job_id, "uc", since) == []
+
+
+@pytest.mark.spec("RD-1", "RD-3", "RD-4")
+def test_array_parent_refused_subjob_released(pbs, cluster) -> None:
+    since = datetime.now() - timedelta(seconds=1)
+    array_id = pbs.jobs.submit(
+        jobscripts.sleep_on_every_chunk(str(cluster.prefix), SLEEP),
+        user=OWNER,
+        select=SELECT,
+        place="scatter",
+        array="1-2",
+        cwd=f"/home/{OWNER}",
+        args=["-j", "oe", "-o", "/dev/null"],
+    )
+    first = array_id.replace("[]", "[1]")
+    before = pbs.jobs.wait(first, job_state="R", substate=42, timeout=60)
+
+    res = pbs.jobs.release_nodes(array_id, [PLAIN], user=OWNER)
+    assert not res.ok
+    assert res.stderr.strip() == "pbs_release_nodes: not supported for Array Jobs or multiple sub-jobs"
+    assert accounting(pbs).of(first, "uc", since) == []
+
+    res = pbs.jobs.release_nodes(first, [PLAIN], user=OWNER)
+    assert res.ok, res.stderr
+    expected = Assignment.of(before["exec_vnode"]).without({PLAIN})
+    assert_job_matches(pbs.jobs.status(first), expected)
+    _, c = accounting(pbs).wait_for(first, "uc", 2, since, timeout=30)
+    assert Assignment.of(c.fields["exec_vnode"]) == expected
+
+
+# --- hidden attributes (RD-7) ---------------------------------------------------------------------
+
+HIDDEN = (
+    "exec_vnode_orig", "exec_vnode_acct", "exec_vnode_deallocated", "exec_host_orig", "exec_host_acct",
+    "schedselect_orig", "resources_used_acct",
+)  # fmt: skip
+
+
+def vnodes_of(exec_vnode: str) -> set[str]:
+    return Assignment.of(exec_vnode).vnodes()
+
+
+@pytest.mark.spec("RD-7")
+def test_show_hidden_attribs_exposes_the_phases(pbs, cluster, running_job, conformance) -> None:
+    """After a partial release (one super-chunk vnode, still held) and a whole-host release, the
+    hidden attributes show the original and the previous phase; only a manager may set the switch."""
+    job_id, before, since = running_job
+    superchunk = next(c for c in Assignment.of(before["exec_vnode"]).chunks if c[0].host == MULTI)
+    held = superchunk[0].vnode
+    assert pbs.jobs.release_nodes(job_id, [held], user=OWNER).ok
+    middle = pbs.jobs.status(job_id)
+    assert pbs.jobs.release_nodes(job_id, [PLAIN], user=OWNER).ok
+    pbs.nodes.wait_state([PLAIN], "free", timeout=30)
+    assert not set(HIDDEN) & set(pbs.jobs.status(job_id)), "hidden attributes shown by default"
+
+    refused = pbs.server.set({"show_hidden_attribs": True}, user="pbsoper")
+    assert not refused.ok
+    assert pbs.server.set({"show_hidden_attribs": True}).ok
+
+    job = pbs.jobs.status(job_id)
+    assert job["exec_vnode_orig"] == before["exec_vnode"]
+    assert job["exec_host_orig"] == before["exec_host"]
+    assert job["schedselect_orig"] == before["schedselect"]
+    # *_acct: the phase that the last release closed (what its 'u' record shows)
+    assert job["exec_vnode_acct"] == middle["exec_vnode"]
+    assert job["exec_host_acct"] == middle["exec_host"]
+    assert "resources_used_acct" in job
+    # the spec also names Resource_List_orig and Resource_List_acct: qstat shows neither
+    text = pbs.jobs.run("qstat", "-f", job_id).stdout
+    shown = sorted({line.split("=")[0].strip() for line in text.splitlines() if "_orig" in line or "_acct" in line})
+    assert not {"Resource_List_orig", "Resource_List_acct"} & set(job)
+    assert not [name for name in shown if name.startswith("Resource_List_")], shown
+    conformance.difference(
+        "RD-7",
+        spec_says="show_hidden_attribs=true lets qstat -f show exec_vnode_orig, exec_vnode_acct, "
+        "exec_vnode_deallocated, exec_host_orig, exec_host_acct, Resource_List_orig, Resource_List_acct",
+        openpbs_does="Resource_List_orig and Resource_List_acct are not shown (qstat -f nor -F json); "
+        "schedselect_orig and resources_used_acct are shown besides the others",
+        evidence=f"hidden attributes in qstat -f: {shown}",
+    )
+    # deallocated: released vnodes the job still holds (the partially released host's vnode)
+    assert vnodes_of(job["exec_vnode_deallocated"]) == {held}, job["exec_vnode_deallocated"]
+    records = accounting(pbs).wait_for(job_id, "uc", 4, since, timeout=30)
+    assert records[2].fields["exec_vnode"] == job["exec_vnode_acct"]
+
+
+# --- faults (RD-1, RD-6) ----------------------------------------------------------------------------
+
+
+@pytest.mark.spec("RD-1", "RD-6")
+def test_stopped_sister_is_cleaned_when_it_continues(pbs, cluster, nemesis, running_job) -> None:
+    """The server prunes the job at once but holds the released host until its mom confirms the cleanup."""
+    job_id, before, since = running_job
+    fault = nemesis.stop_mom(PLAIN)
+    res = pbs.jobs.release_nodes(job_id, [PLAIN], user=OWNER)
+    assert res.ok, res.stderr
+    assert_job_matches(pbs.jobs.status(job_id), Assignment.of(before["exec_vnode"]).without({PLAIN}))
+    mom_log = LogReader(cluster.hosts[PLAIN], str(cluster.pbs_home), "mom")
+    assert task_pids(cluster, PLAIN), "the stopped mom cannot have killed the task"
+    assert pbs.nodes.status(PLAIN)["state"] != "free"
+    mom_log.absent(f"Job;{job_id};DELETE_JOB2", since)
+
+    continued = datetime.now()
+    nemesis.heal(fault)
+    line = mom_log.expect(f"Job;{job_id};DELETE_JOB2 received", since, timeout=30)
+    assert line.time >= continued.replace(microsecond=0)
+    pbs.nodes.wait_state([PLAIN], "free", timeout=30)
+    wait_until(lambda: task_pids(cluster, PLAIN), lambda p: not p, timeout=30, describe=f"no job task on {PLAIN}")
+    assert pbs.jobs.status(job_id)["job_state"] == "R"
+
+
+def wait_rerun(pbs, job_id: str, run_count: int, timeout: float) -> dict:
+    return wait_until(
+        lambda: pbs.jobs.status(job_id),
+        lambda j: j.get("job_state") == "R" and j.get("substate") == 42 and j.get("run_count") == run_count,
+        timeout=timeout,
+        describe=f"job {job_id} running again (run_count={run_count})",
+    )
+
+
+def assert_original_request(job: dict, before: dict) -> None:
+    __tracebackhide__ = True
+    assert job["Resource_List"]["select"] == before["Resource_List"]["select"]
+    assert job["schedselect"] == before["schedselect"]
+    assert job["Resource_List"]["ncpus"] == before["Resource_List"]["ncpus"]
+    assert sorted(Assignment.of(job["exec_vnode"]).hosts()) == sorted([MS, MULTI, PLAIN])
+
+
+@pytest.mark.spec("RD-1")
+@pytest.mark.parametrize("how", ["qrerun", "primary mom killed and restarted"])
+def test_rerun_after_a_release_uses_the_original_request(pbs, cluster, nemesis, running_job, how: str) -> None:
+    job_id, before, since = running_job
+    assert pbs.jobs.release_nodes(job_id, [PLAIN], user=OWNER).ok
+    accounting(pbs).wait_for(job_id, "uc", 2, since, timeout=30)
+    if how == "qrerun":
+        assert pbs.jobs.rerun(job_id).ok
+    else:
+        nemesis.heal(nemesis.kill_mom(MS))
+    again = wait_rerun(pbs, job_id, 2, timeout=90)
+    assert_original_request(again, before)
+
+
+def stop_server_immediately(pbs, cluster) -> None:
+    """qterm -t immediate: running jobs are killed (rerunnable ones requeued), then the daemon exits."""
+    assert pbs.jobs.run("qterm", "-t", "immediate").ok
+    wait_until(
+        lambda: cluster.server.run(["pgrep", "-x", "pbs_server.bin"]).ok,
+        lambda running: not running,
+        timeout=60,
+        describe="pbs_server.bin exited after qterm -t immediate",
+    )
+
+
+def purge_history(pbs) -> None:
+    """Remove every finished job from the job history. OpenPBS 23.06.06 keeps a node's emptied
+    maintenance_jobs in its database (see docs/suites/admin_suspend.md) and, at the next server
+    start, puts the node back into maintenance if a job of that name exists, finished ones included:
+    with no history left, a restart here cannot wake a stale name left by another suite."""
+    finished = [j for j, job in pbs.jobs.all(history=True).items() if job.get("job_state") == "F"]
+    for start in range(0, len(finished), 50):
+        pbs.jobs.run("qdel", "-x", "-W", "force", *finished[start : start + 50])
+
+
+def restart_server(pbs, cluster, shutdown: str) -> None:
+    """Stop the server (qterm -t quick or immediate), start it, wait until every vnode reported, and
+    start a scheduling cycle: one run at server start, before the moms reported, finds no nodes."""
+    purge_history(pbs)
+    if shutdown == "quick":
+        pbs.server.stop()
+    else:
+        stop_server_immediately(pbs, cluster)
+    pbs.server.start()
+    wait_until(
+        pbs.nodes.all,
+        lambda nodes: not any({"down", "state-unknown"} & set(n["state"].split(",")) for n in nodes.values()),
+        timeout=60,
+        describe="every vnode reported after the server start",
+    )
+    assert pbs.server.set({"scheduling": True}).ok
+
+
+RELEASED_HOST_REASSIGNED = (
+    "OpenPBS 23.06.06: after qterm -t quick and a server start, the running job keeps its pruned exec_vnode but "
+    "the released (and already freed) host is assigned to it again: pbsnodes shows pbsh02 state=job-busy, "
+    "jobs=[<job>], resources_assigned ncpus=2 mem=2097152kb while the job's exec_vnode no longer names it, so "
+    "the host stays unusable for other jobs; after the job ends the host keeps resources_assigned.ncpus=2 "
+    "(the scheduler then says 'Insufficient amount of resource: host') until the next server start"
+)
+
+
+@pytest.mark.spec("RD-1")
+@pytest.mark.parametrize(
+    "shutdown",
+    [
+        pytest.param(
+            "quick", marks=pytest.mark.xfail(strict=True, raises=WaitTimeout, reason=RELEASED_HOST_REASSIGNED)
+        ),
+        "immediate",
+    ],
+)
+def test_server_restart_after_a_release(pbs, cluster, running_job, shutdown: str) -> None:
+    """quick: the job keeps running with its pruned assignment and the released host stays free;
+    immediate: the job is requeued and runs again with its original request."""
+    job_id, before, _ = running_job
+    assert pbs.jobs.release_nodes(job_id, [PLAIN], user=OWNER).ok
+    pruned = pbs.jobs.status(job_id)
+    pbs.nodes.wait_state([PLAIN], "free", timeout=30)
+    restart_server(pbs, cluster, shutdown)
+    if shutdown == "immediate":
+        assert_original_request(wait_rerun(pbs, job_id, 2, timeout=60), before)
+        return
+    try:
+        job = pbs.jobs.wait(job_id, job_state="R", substate=42, timeout=30)
+        assert_job_matches(job, Assignment.of(pruned["exec_vnode"]))
+        assert job["run_count"] == 1
+        pbs.nodes.wait_state([PLAIN], "free", timeout=20)
+    finally:
+        clear_stale_assignment(pbs, cluster, job_id)
+
+
+def clear_stale_assignment(pbs, cluster, job_id: str) -> None:
+    """The wrongly re-assigned host keeps resources_assigned after the job ends (the scheduler then
+    finds no room on it: "Insufficient amount of resource: host"); baseline checks do not compare
+    resources_assigned, so end the job and restart the server once more, which recounts it."""
+    pbs.jobs.delete(job_id, force=True)
+    pbs.jobs.wait_gone(job_id, timeout=60)
+    restart_server(pbs, cluster, "quick")
+    wait_until(
+        pbs.nodes.all,
+        lambda nodes: not any((n.get("resources_assigned") or {}).get("ncpus") for n in nodes.values()),
+        timeout=30,
+        describe="no vnode with cpus assigned",
+    )
+
+
+@pytest.mark.spec("RD-1")
+def test_released_host_crash_does_not_touch_the_job(pbs, cluster, nemesis, running_job) -> None:
+    job_id, _before, _since = running_job
+    assert pbs.jobs.release_nodes(job_id, [PLAIN], user=OWNER).ok
+    pbs.nodes.wait_state([PLAIN], "free", timeout=30)
+    pruned = pbs.jobs.status(job_id)
+    nemesis.crash_host(PLAIN)
+    wait_until(
+        lambda: pbs.nodes.status(PLAIN)["state"],
+        lambda state: "down" in state,
+        timeout=60,
+        describe=f"{PLAIN} seen down",
+    )
+    job = pbs.jobs.status(job_id)
+    assert (job["job_state"], job["substate"]) == ("R", 42)
+    assert_job_matches(job, Assignment.of(pruned["exec_vnode"]))
+    assert task_pids(cluster, MS)
+    assert task_pids(cluster, MULTI)
+
+
+# --- cleanup on the released host (RD-1) -------------------------------------------------------------
+
+
+@pytest.mark.spec("RD-1")
+def test_released_host_cleanup_runs_epilogue_and_end_hooks(pbs, cluster, conformance) -> None:
+    for event in ("execjob_epilogue", "execjob_end"):
+        name = f"rd_{event.split('_')[1]}"
+        pbs.hooks.create(name, hook_log_event_on_this_host("ramp_down hook"), {"event": event, "enabled": True})
+    job_id, _before, since = start_job(pbs, cluster)
+    host = cluster.hosts[PLAIN]
+    home = str(cluster.pbs_home)
+    tmpdir = f"/var/tmp/pbs.{job_id}"  # noqa: S108 - the job's TMPDIR made by the mom, only looked at
+
+    def job_files() -> list[str]:
+        return host.run(f"ls -d {home}/mom_priv/jobs/{job_id}.* {tmpdir} 2>/dev/null").stdout.split()
+
+    present = job_files()
+    assert tmpdir in present, present
+    assert any("/mom_priv/jobs/" in p for p in present), present
+
+    assert pbs.jobs.release_nodes(job_id, [PLAIN], user=OWNER).ok
+    mom_log = LogReader(host, home, "mom")
+    mom_log.expect(f"Job;{job_id};DELETE_JOB2 received", since, timeout=30)
+    mom_log.expect(f"ramp_down hook rd_epilogue on {PLAIN}", since, timeout=30)
+    pbs.nodes.wait_state([PLAIN], "free", timeout=30)
+    wait_until(job_files, lambda p: not p, timeout=30, describe="job files and TMPDIR gone")
+    end_line = mom_log.expect(f"ramp_down hook rd_end on {PLAIN}", since, timeout=30)
+    conformance.difference(
+        "RD-1",
+        spec_says="when every vnode of a host is released ... the execjob_end hook will not execute on the host",
+        openpbs_does="the execjob_end hook runs on the released host (after execjob_epilogue)",
+        evidence=end_line.raw,
+    )
+    assert pbs.jobs.status(job_id)["job_state"] == "R"
+    # the primary and the other sister keep the job: no end hook there yet
+    LogReader(cluster.hosts[MULTI], home, "mom").absent("ramp_down hook rd_end", since)
+
+
+# --- suspend/resume, reservations (RD-1) ---------------------------------------------------------------
+
+
+@pytest.mark.spec("RD-1", "RD-3", "RD-4")
+def test_suspended_job_refuses_release_and_resumes_pruned(pbs, cluster, running_job) -> None:
+    job_id, _before, since = running_job
+    assert pbs.jobs.release_nodes(job_id, [PLAIN], user=OWNER).ok
+    pruned = pbs.jobs.status(job_id)
+    assert pbs.jobs.signal(job_id, "suspend").ok
+    suspended = pbs.jobs.wait(job_id, job_state="S", timeout=30)
+    multi_vnode = next(v for v in sorted(Assignment.of(pruned["exec_vnode"]).vnodes()) if v.startswith(MULTI))
+
+    res = pbs.jobs.release_nodes(job_id, [multi_vnode], user=OWNER)
+    assert not res.ok
+    assert res.stderr.strip() == "pbs_release_nodes: Request invalid for state of job"
+    unchanged(pbs, job_id, suspended)
+    assert len(accounting(pbs).of(job_id, "uc", since)) == 2
+
+    assert pbs.jobs.signal(job_id, "resume").ok
+    resumed = pbs.jobs.wait(job_id, job_state="R", substate=42, timeout=30)
+    assert_job_matches(resumed, Assignment.of(pruned["exec_vnode"]))
+    assert pbs.jobs.release_nodes(job_id, [multi_vnode], user=OWNER).ok
+    assert accounting(pbs).wait_for(job_id, "uc", 4, since, timeout=30)
+
+
+@pytest.mark.spec("RD-1", "RD-3", "RD-4")
+def test_reservation_id_refused_job_inside_releases(pbs, cluster) -> None:
+    start = datetime.now() + timedelta(seconds=15)
+    rid, _ = pbs.resv.submit(
+        "-R", start.strftime("%Y%m%d%H%M.%S"), "-D", "600", "-l", f"select={SELECT}", "-l", "place=scatter",
+        user=OWNER,
+    )  # fmt: skip
+    pbs.resv.wait_state(rid, "RESV_RUNNING", timeout=60)
+    res = pbs.jobs.release_nodes(rid, [PLAIN], user=OWNER)
+    assert not res.ok
+    refused = res.stderr.strip()
+    queue = rid.split(".")[0]
+    job_id, before, since = start_job(pbs, cluster, args=["-q", queue])
+    res = pbs.jobs.release_nodes(job_id, [PLAIN], user=OWNER)
+    assert res.ok, res.stderr
+    assert_job_matches(pbs.jobs.status(job_id), Assignment.of(before["exec_vnode"]).without({PLAIN}))
+    accounting(pbs).wait_for(job_id, "uc", 2, since, timeout=30)
+    assert refused.startswith("pbs_release_nodes: "), refused
+
+
+@pytest.mark.spec("RD-1")
+@pytest.mark.parametrize(
+    ("args", "stderr_start"),
+    [
+        ([], "usage: pbs_release_nodes"),
+        (["-j", "23"], "usage: pbs_release_nodes"),
+        (["-a"], "pbs_release_nodes: No jobid given"),
+    ],
+    ids=["no arguments", "job only", "-a outside a job"],
+)
+def test_usage_errors_without_a_job(pbs, args: list[str], stderr_start: str) -> None:
+    res = pbs.jobs.run("pbs_release_nodes", *args, user=OWNER)
+    assert not res.ok
+    assert res.stderr.startswith(stderr_start), res.stderr
+
+
+@pytest.mark.spec("RD-1", "RD-3", "RD-4", "RD-6")
+@pytest.mark.parametrize("which", ["part of the super-chunk and the plain host", "every sister vnode by name"])
+def test_release_vnodes_of_several_hosts_in_one_call(pbs, cluster, running_job, which: str) -> None:
+    job_id, before, since = running_job
+    assigned = Assignment.of(before["exec_vnode"])
+    superchunk = next(c for c in assigned.chunks if c[0].host == MULTI)
+    multi = [s.vnode for s in superchunk]
+    vnodes = [*multi[1:], PLAIN] if which.startswith("part") else [*multi, PLAIN]
+
+    res = pbs.jobs.release_nodes(job_id, vnodes, user=OWNER)
+    assert res.ok, res.stderr
+
+    assert_job_matches(pbs.jobs.status(job_id), assigned.without(set(vnodes)))
+    freed_hosts = {PLAIN} if which.startswith("part") else {PLAIN, MULTI}
+    released_vnode_logs(cluster, job_id, assigned.only({v for v in vnodes if v.split("[")[0] in freed_hosts}), since)
+    if MULTI not in freed_hosts:
+        LogReader(cluster.hosts[MULTI], str(cluster.pbs_home), "mom").absent(f"Job;{job_id};DELETE_JOB2", since)
+        assert {pbs.nodes.status(v)["state"] for v in vnodes if v != PLAIN} == {"job-busy"}
+    _u, c = accounting(pbs).wait_for(job_id, "uc", 2, since, timeout=30)
+    assert Assignment.of(c.fields["exec_vnode"]) == assigned.without(set(vnodes))
+
+
+@pytest.mark.spec("RD-1")
+def test_error_cray_node(pbs, running_job, request, conformance) -> None:
+    """A vnode typed as a Cray XC node cannot be released (vntype is restored before the baseline check)."""
+    job_id, before, since = running_job
+    assert pbs.server.set({"resources_available.vntype": "cray_login"}, obj="node", name=PLAIN).ok
+    request.addfinalizer(lambda: pbs.server.unset("resources_available.vntype", obj="node", name=PLAIN))
+    res = pbs.jobs.release_nodes(job_id, [PLAIN], user=OWNER)
+    assert not res.ok
+    assert res.stderr.strip() == f"pbs_release_nodes: not currently supported on Cray X* series nodes: {PLAIN}"
+    unchanged(pbs, job_id, before)
+    assert accounting(pbs).of(job_id, "uc", since) == []
+    conformance.difference(
+        "RD-1",
+        spec_says=f"pbs_release_nodes: not currently supported on Cray XC systems nodes: {PLAIN}",
+        openpbs_does=res.stderr.strip(),
+        evidence=res.stderr.strip(),
+    )
+
+
+@pytest.mark.spec("RD-2", "RD-3", "RD-4", "RD-5")
+def test_release_by_command_then_the_rest_at_stageout(pbs, cluster, blocked_stageout) -> None:
+    """Two phases end early: the command releases the plain host, the stageout the multi-vnode host;
+    then 'e' closes the primary-only phase and 'E' keeps the original request."""
+    attributes = {"stageout": blocked_stageout.attribute(MS), RELNODES_ATTR: "true"}
+    job_id, before, since = start_job(pbs, cluster, attributes=attributes)
+    assigned = Assignment.of(before["exec_vnode"])
+    assert pbs.jobs.release_nodes(job_id, [PLAIN], user=OWNER).ok
+    assert pbs.jobs.delete(job_id, user=OWNER).ok
+    staging = pbs.jobs.wait(job_id, job_state="E", substate=STAGEOUT_SUBSTATE, timeout=60)
+    ms_only = assigned.only({s.vnode for c in assigned.chunks for s in c if s.host == MS})
+    assert_job_matches(staging, ms_only)
+    released_vnode_logs(cluster, job_id, assigned.without(ms_only.vnodes()), since)
+    assert blocked_stageout.drain() == blocked_stageout.payload
+    pbs.jobs.wait(job_id, job_state="F", timeout=60)
+    records = accounting(pbs).wait_for(job_id, "ucE", 5, since, timeout=30)
+    assert [r.type for r in records] == ["u", "c", "u", "c", "E"]
+    assert [Assignment.of(r.fields["exec_vnode"]) for r in records[:4]] == [
+        assigned,
+        assigned.without({PLAIN}),
+        assigned.without({PLAIN}),
+        ms_only,
+    ]
+    (last,) = accounting(pbs).of(job_id, "e", since)
+    assert Assignment.of(last.fields["exec_vnode"]) == ms_only
+    assert records[-1].resource_list["select"] == before["Resource_List"]["select"]
