@@ -14,8 +14,7 @@ literal at its top switches the parts on (pad, tolerance, prune, vnode lists, of
 Sister failures injected with hooks go through `nemesis.reject_hook(event, hosts, how)`.
 
 Expected pruned assignments are computed from the job's own initial exec_vnode with the shipped
-rule (src/server/vnparse.c, release_nodes): each keep_select chunk, in order, takes the needed
-amounts from the first not yet used chunk of exec_vnode whose vnodes are healthy and big enough.
+rule (src/server/vnparse.c, release_nodes; see expected_prune).
 """
 
 from __future__ import annotations
@@ -302,13 +301,18 @@ def _take(chunk: Chunk, ncpus: int, mem_kb: int) -> Chunk | None:
 
 
 def expected_prune(exec_vnode: str, keep_select: str, failed_hosts: Iterable[str] = ()) -> tuple[Chunk, ...]:
-    """The shipped release_nodes rule on the job's own initial exec_vnode (see module docstring)."""
+    """The shipped release_nodes rule on the job's own initial exec_vnode: the first keep_select
+    chunk is the primary's chunk; the others are served, in order, by the first unused healthy chunk
+    big enough, looking at the remaining chunks sorted by (ncpus, mem) ascending (stable), as the
+    mom builds its list (add_to_resc_limit_list_sorted under PBS_MOM in src/server/vnparse.c)."""
     failed = set(failed_hosts)
-    have = [c for c in chunks_of(exec_vnode) if not any(s.host in failed for s in c)]
+    first, *rest = chunks_of(exec_vnode)
+    healthy = [c for c in rest if not any(s.host in failed for s in c)]
+    have = [first, *sorted(healthy, key=lambda c: (sum(s.ncpus for s in c), sum(s.mem_kb for s in c)))]
     used = [False] * len(have)
     kept = []
-    for ncpus, mem_kb in select_chunks(keep_select):
-        for i, chunk in enumerate(have):
+    for index, (ncpus, mem_kb) in enumerate(select_chunks(keep_select)):
+        for i, chunk in enumerate(have[:1] if index == 0 else have[1:], start=0 if index == 0 else 1):
             taken = None if used[i] else _take(chunk, ncpus, mem_kb)
             if taken is not None:
                 used[i] = True
@@ -317,6 +321,21 @@ def expected_prune(exec_vnode: str, keep_select: str, failed_hosts: Iterable[str
         else:
             raise AssertionError(f"keep_select {keep_select} cannot be satisfied from {exec_vnode} without {failed}")
     return tuple(kept)
+
+
+NODE_ORDER = (MS, *SISTERS)  # scheduler order via node Priority (sched_config: node_sort_key "sort_priority HIGH")
+
+
+def set_node_order(pbs: Pbs) -> None:
+    """Priority 60, 50, ... on pbsh01..pbsh05 so the scheduler fills them in that order whatever order
+    the server lists its nodes in (a node re-created by another suite moves to the end)."""
+    for rank, host in enumerate(NODE_ORDER):
+        pbs.server.set({"Priority": 60 - 10 * rank}, obj="node", name=host)
+
+
+def clear_node_order(pbs: Pbs) -> None:
+    for host in NODE_ORDER:
+        pbs.server.unset("Priority", obj="node", name=host)
 
 
 def assert_assignment(job: Mapping[str, Any], expected: Sequence[Chunk], keep_select: str) -> None:
