@@ -33,6 +33,7 @@ from pbs_harness.faults.hookbodies import failing_hook_body
 from pbs_harness.pbs.client import Pbs
 from pbs_harness.pbs.moms import edit_config
 from pbs_harness.pbs.parsers import parse_exec_host, parse_exec_vnode, parse_select, size_kb
+from pbs_harness.transport import CommandError
 from pbs_harness.waits import wait_until
 
 MS = "pbsh01"
@@ -330,7 +331,9 @@ def set_node_order(pbs: Pbs) -> None:
     """Priority 60, 50, ... on pbsh01..pbsh05 so the scheduler fills them in that order whatever order
     the server lists its nodes in (a node re-created by another suite moves to the end)."""
     for rank, host in enumerate(NODE_ORDER):
-        pbs.server.set({"Priority": 60 - 10 * rank}, obj="node", name=host)
+        res = pbs.server.set({"Priority": 60 - 10 * rank}, obj="node", name=host)
+        if not res.ok:
+            raise CommandError(res)
 
 
 def clear_node_order(pbs: Pbs) -> None:
