@@ -658,10 +658,12 @@ def test_site_hook_pack_deletes_when_pruning_fails(kit, nemesis, short_alarms, s
 
 @pytest.mark.spec("RJS-2", "RJS-5", "RJS-8")
 def test_two_failed_sisters_a_bigger_chunk_serves_the_small_one(kit, nemesis, short_alarms) -> None:
-    """PTL t6: both 1-cpu chunks fail (execjob_begin exception on one host, execjob_prologue
+    """PTL t6: both 1-cpu chunks fail (execjob_begin reject on one host, execjob_prologue
     exception on the other), so the 1-cpu chunk of keep_select is cut out of a spare 2-cpu chunk."""
     pbs = kit.pbs
-    begin = nemesis.reject_hook("execjob_begin", ("pbsh05",), how="exception")
+    # Not an exception in both: RejectHook names both "pbsh_fault_exec_exception" (event name cut
+    # to 15 characters), so the second would replace the first.
+    begin = nemesis.reject_hook("execjob_begin", ("pbsh05",), how="reject")
     prologue = nemesis.reject_hook("execjob_prologue", ("pbsh04",), how="exception")
     install_hooks(pbs, kit.cluster, {"pad": pad_hook(), "launch": prune_hook()}, [begin, prologue])
     job_id = kit.submit()
