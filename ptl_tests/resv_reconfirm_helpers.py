@@ -1,0 +1,270 @@
+"""Helpers of the reservation-reconfirmation suite (test_resv_reconfirm.py).
+
+Reservations are steered with the vnode `priority` attribute (the scheduler's node_sort_key is
+"sort_priority HIGH"): the test names the hosts it wants in order, the reservation lands on the
+first ones and a replacement comes from the next. `Steer` puts the priorities back in teardown
+(the baseline restore does not: it only checks them).
+
+Node unavailability is real: `Rv.make_unavailable` offlines the vnode, kills the mom, crashes or
+partitions the host (the nemesis heals the faults in teardown), or admin-suspends a job on it
+(node state `maintenance`).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import pytest
+
+from pbs_harness.cluster import Cluster
+from pbs_harness.evidence.accounting import AccountingReader, AccountingRecord
+from pbs_harness.evidence.logs import LogReader
+from pbs_harness.faults import Fault, Nemesis
+from pbs_harness.pbs.client import Pbs
+from pbs_harness.pbs.parsers import parse_exec_vnode
+from pbs_harness.pbs.resv import rstat_epoch, rsub_time
+from pbs_harness.transport import CommandError
+from pbs_harness.waits import wait_until
+
+USER = "pbsuser1"
+SLEEP = 900  # seconds: longer than any test; jobs are deleted by the baseline restore
+
+# Reservation states as pbs_rstat -F prints them, and substates (enum in src/include/pbs_ifl.h).
+CONFIRMED, RUNNING, DEGRADED, IN_CONFLICT = "RESV_CONFIRMED", "RESV_RUNNING", "RESV_DEGRADED", "RESV_IN_CONFLICT"
+SUB_CONFIRMED, SUB_RUNNING, SUB_DEGRADED, SUB_IN_CONFLICT = "2", "5", "10", "12"
+
+# How long the server takes to see the node go (bounds for the waits, from PBS's own timers):
+# offline and maintenance are server-side; a killed mom or a crashed host closes its pbs_comm
+# connection at once; a partition is only noticed when TPP's TCP keepalive (30 s idle + 3 probes
+# 10 s apart, src/lib/Libtpp/tpp_util.c) or its 60 s TCP_USER_TIMEOUT gives up on the link.
+DETECTION = {"offline": 10, "maintenance": 10, "kill_mom": 20, "crash_host": 20, "partition": 120}
+
+
+@dataclass(frozen=True)
+class Layout:
+    server: str
+    hosts: list[str]  # single-vnode execution hosts with 2 cpus, other than the server host
+    multi_host: str | None  # a host with several vnodes (pbsh06)
+    multi_vnodes: list[str]  # all of its vnodes, natural one first
+    vnodes: list[str]  # every vnode
+
+
+def discover(pbs: Pbs, cluster: Cluster) -> Layout:
+    nodes = pbs.nodes.all()
+    by_host: dict[str, list[str]] = {}
+    for name, node in nodes.items():
+        by_host.setdefault(node.get("resources_available", {}).get("host", name), []).append(name)
+    hosts = [
+        m.name
+        for m in cluster.moms
+        if m.name != cluster.server.name
+        and by_host.get(m.name) == [m.name]
+        and int(nodes[m.name]["resources_available"]["ncpus"]) == 2
+    ]
+    multi = next((h for h, names in sorted(by_host.items()) if len(names) > 1), None)
+    multi_vnodes = sorted(by_host.get(multi or "", []), key=lambda n: (n != multi, n))
+    return Layout(cluster.server.name, hosts, multi, multi_vnodes, sorted(nodes))
+
+
+def vnodes_of(exec_vnode: str) -> list[str]:
+    return [sl.vnode for chunk in parse_exec_vnode(exec_vnode) for sl in chunk]
+
+
+def chunk_vnodes(exec_vnode: str) -> list[list[str]]:
+    """The vnodes of each chunk (a super-chunk lists several)."""
+    return [[sl.vnode for sl in chunk] for chunk in parse_exec_vnode(exec_vnode)]
+
+
+@dataclass
+class Steer:
+    """Vnode priorities that steer the scheduler; `restore` unsets what was set."""
+
+    pbs: Pbs
+    touched: set[str] = field(default_factory=set)
+
+    def prefer(self, *vnodes: str, top: int = 100) -> None:
+        """Give the vnodes descending priorities starting at `top` (higher = chosen first)."""
+        for rank, vnode in enumerate(vnodes):
+            res = self.pbs.server.set({"priority": top - rank}, obj="node", name=vnode)
+            if not res.ok:
+                raise CommandError(res)
+            self.touched.add(vnode)
+
+    def restore(self) -> None:
+        for vnode in sorted(self.touched):
+            self.pbs.server.unset("priority", obj="node", name=vnode)
+        self.touched.clear()
+
+
+@dataclass(frozen=True)
+class Resv:
+    id: str
+    start: int  # epoch seconds
+    end: int
+    queue: str
+    submitted: datetime  # for log and accounting windows that include the first confirmation
+
+
+def submit_resv(
+    pbs: Pbs,
+    select: str,
+    *,
+    start_in: int,
+    duration: int,
+    place: str = "scatter",
+    rrule: str | None = None,
+    user: str = USER,
+) -> Resv:
+    """pbs_rsub of `select` starting `start_in` seconds from now; waits until it is confirmed."""
+    submitted = datetime.now()
+    start = int(time.time()) + start_in
+    args = ["-R", rsub_time(start), "-D", str(duration), "-l", f"select={select}", "-l", f"place={place}"]
+    if rrule:
+        args += ["-r", rrule]
+    rid, _ = pbs.resv.submit(*args, user=user, tzid="Etc/UTC" if rrule else None)
+    resv = pbs.resv.wait_state(rid, CONFIRMED, timeout=30)
+    assert rstat_epoch(resv["reserve_start"]) == start, resv["reserve_start"]
+    return Resv(rid, start, start + duration, resv["queue"], submitted)
+
+
+def wait_resv(pbs: Pbs, resv: Resv, state: str, substate: str, *, timeout: float) -> dict[str, Any]:
+    return pbs.resv.wait(
+        resv.id,
+        lambda r: (r.get("reserve_state"), r.get("reserve_substate")) == (state, substate),
+        timeout=timeout,
+        describe=f"reserve_state={state} reserve_substate={substate}",
+    )
+
+
+def wait_running(pbs: Pbs, resv: Resv, *, margin: float = 30) -> dict[str, Any]:
+    """Wait for the reservation's start (bounded by its own start time)."""
+    return wait_resv(pbs, resv, RUNNING, SUB_RUNNING, timeout=max(0, resv.start - time.time()) + margin)
+
+
+def job_in(pbs: Pbs, resv: Resv, select: str, *, user: str = USER) -> tuple[str, str]:
+    """A sleep in the reservation's queue, waited until it runs; returns (job id, exec_vnode)."""
+    job_id = pbs.jobs.submit(user=user, select=select, args=["-q", resv.queue], command=["/bin/sleep", str(SLEEP)])
+    return job_id, pbs.jobs.wait(job_id, job_state="R", substate=42, timeout=60)["exec_vnode"]
+
+
+def server_log(cluster: Cluster) -> LogReader:
+    return LogReader(cluster.server, str(cluster.pbs_home), "server")
+
+
+def sched_log(cluster: Cluster) -> LogReader:
+    return LogReader(cluster.server, str(cluster.pbs_home), "sched")
+
+
+def accounting(cluster: Cluster) -> AccountingReader:
+    return AccountingReader(cluster.server, str(cluster.pbs_home))
+
+
+def retry_line(cluster: Cluster, rid: str, retry: int, since: datetime, *, first: bool, timeout: float = 10):
+    """The server's DEBUG2 line announcing the reconfirmation attempt at epoch `retry`
+    (set_resv_retry2, src/server/node_manager.c: ctime() of the retry time)."""
+    word = "An" if first else "Next"
+    when = re.escape(time.ctime(retry))
+    pattern = rf";Resv;{re.escape(rid)};{word} attempt to reconfirm reservation will be made on {when}$"
+    return server_log(cluster).expect(pattern, since, timeout)
+
+
+def y_records(cluster: Cluster, rid: str, since: datetime) -> list[AccountingRecord]:
+    return accounting(cluster).of(rid, "Y", since)
+
+
+def check_y(record: AccountingRecord, server: str, resv: Resv, nodes: str, count: int | None = None) -> None:
+    """A 'Y' record as req_confirmresv writes it: requestor=Scheduler@<server> start end nodes [count]."""
+    __tracebackhide__ = True
+    want = {"requestor": f"Scheduler@{server}", "start": str(resv.start), "end": str(resv.end), "nodes": nodes}
+    if count is not None:
+        want["count"] = str(count)
+    assert record.fields == want, record.raw
+
+
+def retry_epoch(resv: dict[str, Any]) -> int:
+    return rstat_epoch(resv["reserve_retry"])
+
+
+def not_in(vnodes: Sequence[str], resv: dict[str, Any]) -> bool:
+    return not set(vnodes) & set(vnodes_of(resv.get("resv_nodes", "")))
+
+
+@dataclass
+class Rv:
+    """What a test of this suite works with: the client, the cluster, its layout, the nemesis,
+    and the vnode priorities it steers with (restored by the fixture)."""
+
+    pbs: Pbs
+    cluster: Cluster
+    layout: Layout
+    nemesis: Nemesis
+    steer: Steer
+    offlined: list[str] = field(default_factory=list)
+    admin_suspended: list[str] = field(default_factory=list)
+
+    def hosts(self, n: int) -> list[str]:
+        if len(self.layout.hosts) < n:
+            pytest.skip(f"needs {n} 2-cpu single-vnode execution hosts besides the server host: {self.layout.hosts}")
+        return self.layout.hosts[:n]
+
+    def status(self, resv: Resv) -> dict[str, Any]:
+        return self.pbs.resv.status(resv.id)
+
+    def offline(self, *vnodes: str) -> None:
+        """Offline vnodes with qmgr (`pbsnodes -o` answers "Unknown node" for `host[N]` vnodes);
+        `restore` takes the offline bit away again, for those the baseline restore cannot."""
+        for vnode in vnodes:
+            res = self.pbs.server.qmgr(f"set node {vnode} state=offline")
+            if not res.ok:
+                raise CommandError(res)
+            self.offlined.append(vnode)
+
+    def restore(self) -> None:
+        # OpenPBS keeps a node's emptied maintenance_jobs in its database; a server restart (by any
+        # suite) while such a job still exists, even finished in the history, puts the node back into
+        # maintenance for good (docs/suites/admin_suspend.md). So these jobs go, history included, now.
+        for job_id in self.admin_suspended:
+            self.pbs.jobs.delete(job_id, force=True)
+            wait_until(
+                lambda j=job_id: self.pbs.jobs.status(j),
+                lambda got: not got or got.get("job_state") in ("F", "X"),
+                timeout=60,
+                describe=f"job {job_id} finished",
+            )
+            self.pbs.jobs.run("qdel", "-x", "-W", "force", job_id)
+        self.admin_suspended.clear()
+        for vnode in self.offlined:
+            self.pbs.server.qmgr(f"set node {vnode} state-=offline")
+        self.offlined.clear()
+        self.steer.restore()
+
+    def make_unavailable(self, how: str, vnode: str, *, job_id: str | None = None) -> Fault | None:
+        """Make `vnode` unavailable for real; faults are healed by the nemesis in teardown."""
+        if how == "offline":
+            self.offline(vnode)
+        elif how == "maintenance":
+            assert job_id, "maintenance needs a job to admin-suspend"
+            self.admin_suspended.append(job_id)
+            res = self.pbs.jobs.signal(job_id, "admin-suspend")
+            if not res.ok:
+                raise CommandError(res)
+        elif how in ("kill_mom", "crash_host", "partition"):
+            return getattr(self.nemesis, how)(vnode)
+        else:
+            raise ValueError(how)
+        return None
+
+    def degrade(
+        self, how: str, resv: Resv, vnode: str, state: str, *, job_id: str | None = None
+    ) -> tuple[dict[str, Any], int, int, Fault | None]:
+        """Make `vnode` unavailable; wait until the reservation shows `state` with substate 10.
+        Returns (pbs_rstat -F, epoch before the fault, epoch once degraded was seen, the fault)."""
+        before = int(time.time())
+        fault = self.make_unavailable(how, vnode, job_id=job_id)
+        seen = wait_resv(self.pbs, resv, state, SUB_DEGRADED, timeout=DETECTION[how])
+        return seen, before, int(time.time()) + 1, fault
