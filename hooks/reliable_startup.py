@@ -32,6 +32,12 @@ DEFAULTS = {
 }
 TOLERANCES = ("job_start", "all")
 FAILURE_ACTIONS = ("hold_rerun", "delete")
+# OpenPBS 23.06 returns the job from release_nodes() without taking a reference for the caller
+# (pbs_python_svr_internal.c: `py_return = py_job;`, no Py_INCREF). Dropping the result frees
+# the event's job, and pbs_python dies by a signal when the hook ends ("execv of pbs_python
+# resulted in nonzero exit status=-4", "Skipping hook"): the prune is lost. Keep every result
+# referenced until the process exits, as PTL's module-level hook bodies do by accident.
+_RELEASED_JOBS = []
 _COUNT_RE = re.compile(r"^\d+$")
 _PERCENT_RE = re.compile(r"^\d+(\.\d+)?%$")
 
@@ -158,6 +164,7 @@ def on_start(event, cfg, top_level):
             event.vnode_list_fail[name].state = pbs.ND_OFFLINE
             log(pbs.LOG_DEBUG, f"offlined failed vnode {name}")
     pruned = job.release_nodes(keep_select=str(keep))
+    _RELEASED_JOBS.append(pruned)
     if pruned is not None:
         log(pbs.LOG_DEBUG, f"pruned to exec_vnode={pruned.exec_vnode}")
         return

@@ -4,13 +4,17 @@ It fakes just what hooks/reliable_startup.py touches: event types, pbs.event() w
 Resource_List, env, vnode_list_fail, accept/reject (which end the hook, as in PBS, by raising),
 logmsg, hold_types, ND_OFFLINE and a select value whose increment_chunks() RECORDS the
 increment it was given (it does not compute PBS's result: that is for the acceptance suite).
+It also models one observed OpenPBS 23.06 defect: release_nodes() hands back a job object the
+hook must keep referenced until the hook ends (accept() records whether it still is).
 Nothing here says how real OpenPBS behaves.
 """
 
 from __future__ import annotations
 
+import gc
 import sys
 import types
+import weakref
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -50,6 +54,13 @@ class FakeVnode:
 
 
 @dataclass
+class PrunedJob:
+    """What release_nodes() returns on success (weak-referenceable, unlike SimpleNamespace)."""
+
+    exec_vnode: str
+
+
+@dataclass
 class FakeJob:
     Resource_List: dict[str, Any] = field(default_factory=dict)
     tolerate_node_failures: str | None = None
@@ -60,6 +71,9 @@ class FakeJob:
     released_with: list[str] = field(default_factory=list)
     reran: bool = False
     deleted: bool = False
+    released_refs: list[weakref.ref] = field(default_factory=list)
+    # At accept(): were all release_nodes() results still referenced by the hook? (None: not accepted)
+    results_alive_at_accept: bool | None = None
 
     def __post_init__(self) -> None:
         self.Resource_List = FakeResourceList(self.Resource_List)
@@ -71,7 +85,9 @@ class FakeJob:
         self.released_with.append(keep_select or "")
         if self.prune_result is None:
             return None
-        return types.SimpleNamespace(exec_vnode="(kept)")
+        result = PrunedJob(exec_vnode="(kept)")
+        self.released_refs.append(weakref.ref(result))
+        return result
 
     def rerun(self) -> None:
         self.reran = True
@@ -88,6 +104,8 @@ class FakeEvent:
     vnode_list_fail: dict[str, FakeVnode] = field(default_factory=dict)
 
     def accept(self) -> None:
+        gc.collect()
+        self.job.results_alive_at_accept = all(ref() is not None for ref in self.job.released_refs)
         raise HookExit(True)
 
     def reject(self, message: str = "") -> None:

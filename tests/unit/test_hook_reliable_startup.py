@@ -107,6 +107,8 @@ def test_launch_prunes_to_the_saved_select_on_the_primary_mom(tmp_path: Path) ->
     assert result.accepted
     assert job.released_with == ["ncpus=1+ncpus=1"]
     assert any("pruned to exec_vnode=(kept)" in msg for _, msg in logs)
+    # OpenPBS frees the event's job with the last reference to release_nodes()'s result.
+    assert job.results_alive_at_accept is True
 
 
 @pytest.mark.parametrize(
