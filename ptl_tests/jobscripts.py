@@ -95,3 +95,25 @@ cat {report}.tasks
 echo "== end"
 exec /bin/sleep {seconds}
 """
+
+
+def release_nodes_from_inside(prefix: str, release_args: str, out_file: str, seconds: int) -> str:
+    """Start `sleep SECONDS` on every chunk (pbsdsh), then run `pbs_release_nodes RELEASE_ARGS`
+    without -j (so $PBS_JOBID names the job) until it succeeds, writing to out_file the job's hosts
+    from $PBS_NODEFILE before and after ("before: h1 h2", "after: h1") and "released" once done.
+    The release is retried because the server refuses it until it has the job running (substate 42)."""
+    if not out_file.startswith("/") or any(c in out_file for c in " '\"$`\\"):
+        raise ValueError(f"out_file must be a plain absolute path, not {out_file!r}")
+    return f"""#!/bin/bash
+{prefix}/bin/pbsdsh -- /bin/sleep {seconds} &
+echo "before: $(sort -u "$PBS_NODEFILE" | xargs)" >> {out_file}
+for attempt in $(seq 30); do
+    if {prefix}/bin/pbs_release_nodes {release_args} 2>> {out_file}; then
+        echo "released" >> {out_file}
+        break
+    fi
+    sleep 1
+done
+echo "after: $(sort -u "$PBS_NODEFILE" | xargs)" >> {out_file}
+exec /bin/sleep {seconds}
+"""

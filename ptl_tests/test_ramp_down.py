@@ -594,7 +594,7 @@ def test_keep_select_consumable_host_resource(pbs, cluster) -> None:
 @pytest.mark.parametrize(
     ("layout", "count"), [("four single-vnode sisters", "2"), ("super-chunk and plain sister", "1")]
 )
-def test_keep_node_count(pbs, cluster, custom_resources, layout: str, count: str) -> None:
+def test_keep_node_count(pbs, cluster, layout: str, count: str) -> None:
     """-k N keeps the primary's chunk and N sister chunks, whole (a super-chunk stays whole)."""
     select = keep_layout_select(()) if layout.startswith("four") else SELECT
     job_id, before, _ = start_job(pbs, cluster, select=select)
