@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import warnings
 from collections.abc import Iterator
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -39,6 +40,16 @@ MARKERS = {
     "needs_moms(n)": "skip unless the cluster has at least n moms",
     "spec(*ids)": "spec interfaces (catalogue ids) the test exercises",
 }
+
+
+class BaselineRepairWarning(UserWarning):
+    """The baseline restore had to repair something beyond deleting the test's work (named in the text)."""
+
+
+def _warn_repair(text: str) -> None:
+    warnings.warn(text, BaselineRepairWarning, stacklevel=2)
+
+
 REPORTS_KEY = pytest.StashKey[dict[str, pytest.TestReport]]()
 EVIDENCE_KEY = pytest.StashKey[list[str]]()
 
@@ -108,20 +119,37 @@ def inventory(pytestconfig: pytest.Config) -> inventory_mod.Inventory:
 
 
 @pytest.fixture(scope="session")
-def cluster(inventory: inventory_mod.Inventory, pytestconfig: pytest.Config) -> Iterator[Cluster]:
-    reporter = pytestconfig.pluginmanager.get_plugin("terminalreporter")
+def cluster(inventory: inventory_mod.Inventory) -> Iterator[Cluster]:
+    c = Cluster.from_inventory(inventory)
+    yield c
+    c.close()
+
+
+def _uses_cluster(item: pytest.Item) -> bool:
+    return bool({"cluster", "pbs", "nemesis"} & set(getattr(item, "fixturenames", ())))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtestloop(session: pytest.Session) -> Iterator[object]:
+    """Hold the cluster's session lock for the whole test loop when any selected test uses the cluster.
+
+    Taken here rather than in a fixture so that waiting for another session is not counted in the
+    first test's pytest-timeout.
+    """
+    config = session.config
+    if session.config.option.collectonly or not any(_uses_cluster(i) for i in session.items):
+        return (yield)
+    if _unavailable_reason(config) is not None:
+        return (yield)  # the inventory fixture skips the tests with the reason
+    inv = inventory_mod.load(project.inventory_path(config.getoption("--inventory")))
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
 
     def say(text: str) -> None:
         if reporter is not None:
             reporter.write_line(f"pbs-harness: {text}")
 
-    server = inventory.server
-    with session_lock.hold(f"{server.name}@{server.address}", say):
-        c = Cluster.from_inventory(inventory)
-        try:
-            yield c
-        finally:
-            c.close()
+    with session_lock.hold(f"{inv.server.name}@{inv.server.address}", say):
+        return (yield)
 
 
 @pytest.fixture(scope="session")
@@ -228,7 +256,7 @@ def harness_test(request: pytest.FixtureRequest, pbs: Pbs, baseline: baseline_mo
             collect.write_transcript(folder / "transcript.txt", transcript)
             request.node.user_properties.append(("evidence", str(folder)))
             request.config.stash.setdefault(EVIDENCE_KEY, []).append(str(folder))
-        leaks = baseline_mod.restore(pbs, baseline)
+        leaks = baseline_mod.restore(pbs, baseline, repaired=_warn_repair)
         if heal_problems or leaks:
             pytest.fail(
                 "teardown could not return the cluster to its baseline: " + "; ".join(heal_problems + leaks),
