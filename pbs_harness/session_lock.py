@@ -17,6 +17,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 LOCK_DIR = Path(os.environ.get("PBS_HARNESS_LOCK_DIR", "/run/lock/pbs-harness"))
+# Set while a session holds a lock, so that pytest sessions it starts itself (the harness
+# self-tests run child sessions on the same cluster) share the lock instead of deadlocking.
+HELD_ENV = "PBS_HARNESS_SESSION_LOCK_HELD"
 
 
 def lock_path(cluster_key: str) -> Path:
@@ -29,6 +32,9 @@ def lock_path(cluster_key: str) -> Path:
 def hold(cluster_key: str, say: Callable[[str], None], poll: float = 2.0, report_every: float = 60.0) -> Iterator[Path]:
     """Hold the cluster's session lock for the body; wait (reporting) while another session has it."""
     path = lock_path(cluster_key)
+    if os.environ.get(HELD_ENV) == str(path):
+        yield path  # our parent session holds it
+        return
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("a+") as handle:
         started = time.monotonic()
@@ -49,9 +55,11 @@ def hold(cluster_key: str, say: Callable[[str], None], poll: float = 2.0, report
         handle.truncate()
         handle.write(f"pid {os.getpid()} since {time.strftime('%H:%M:%S')}\n")
         handle.flush()
+        os.environ[HELD_ENV] = str(path)
         try:
             yield path
         finally:
+            os.environ.pop(HELD_ENV, None)
             handle.seek(0)
             handle.truncate()
             fcntl.flock(handle, fcntl.LOCK_UN)

@@ -1,6 +1,7 @@
 """The session lock serialises test sessions on one cluster (real flock, temporary lock dir)."""
 
 import multiprocessing
+import os
 import time
 from pathlib import Path
 
@@ -34,3 +35,15 @@ def test_different_clusters_do_not_block(tmp_path, monkeypatch):
     monkeypatch.setattr(session_lock, "LOCK_DIR", tmp_path)
     with session_lock.hold("a@1", lambda _t: None), session_lock.hold("b@2", lambda _t: None):
         assert session_lock.lock_path("a@1") != session_lock.lock_path("b@2")
+
+
+def test_child_of_the_holder_shares_the_lock(tmp_path, monkeypatch):
+    monkeypatch.setattr(session_lock, "LOCK_DIR", tmp_path)
+    monkeypatch.delenv(session_lock.HELD_ENV, raising=False)
+    # The inner hold is what a child pytest session started by a test does: it inherits the variable.
+    with (
+        session_lock.hold("srv@10.0.0.1", lambda _t: None) as path,
+        session_lock.hold("srv@10.0.0.1", lambda _t: None, poll=0.01) as inner,
+    ):
+        assert inner == path
+    assert session_lock.HELD_ENV not in os.environ
