@@ -72,6 +72,12 @@ def parse_increment(value):
                 raise ConfigError(f"increment: chunk index {key!r} is not a non-negative integer")
             out[int(key)] = _check_increment_value(f"increment[{key}]", inc)
         return out
+    if value in (0, "0"):
+        # Observed on OpenPBS 23.06: increment_chunks(0) raises "ValueError: bad increment specs",
+        # so the queuejob hook would refuse every job.
+        raise ConfigError(
+            'increment: 0 pads nothing and increment_chunks(0) is refused by PBS; use 1 or more, or "enabled": false'
+        )
     return _check_increment_value("increment", value)
 
 

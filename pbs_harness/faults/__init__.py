@@ -123,7 +123,8 @@ class RejectHook:
             raise ValueError(f"RejectHook how= must be reject, exception or sleep, not {self.how}")
         self.kind = f"hook-{self.event}"
         self.target = ",".join(self.hosts)
-        self.name = f"pbsh_fault_{self.event}"[:15] + f"_{self.how}"
+        # One name per event and kind, so a begin fault and a prologue fault can be active together.
+        self.name = f"pbsh_fault_{self.event.removeprefix('execjob_')}_{self.how}"
 
     def start(self) -> None:
         from pbs_harness.faults.hookbodies import failing_hook_body

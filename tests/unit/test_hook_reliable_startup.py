@@ -174,6 +174,8 @@ def test_prune_failure_can_delete(tmp_path: Path) -> None:
         ("[1, 2]", "must be a JSON object"),
         ({"tolerance": "always"}, "tolerance: 'always' must be one of"),
         ({"increment": -1}, "increment: -1 is negative"),
+        ({"increment": 0}, "increment: 0 pads nothing"),
+        ({"increment": "0"}, "increment: 0 pads nothing"),
         ({"increment": True}, "is a boolean"),
         ({"increment": 1.5}, "is not an increment"),
         ({"increment": "lots"}, "is not an increment"),
