@@ -20,6 +20,7 @@ rule (src/server/vnparse.c, release_nodes; see expected_prune).
 from __future__ import annotations
 
 import hashlib
+import re
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -438,8 +439,9 @@ class Kit:
 
     def pruning(self, job_id: str, timeout: float = 60) -> tuple[str, str]:
         """(from, to) exec_vnode of the primary mom's 'pruned from/to exec_vnode=' lines."""
-        got_from = self.mom.expect(f"Job;{job_id};{PRUNED_FROM}", self.since, timeout)
-        got_to = self.mom.expect(f"Job;{job_id};{PRUNED_TO}", self.since, timeout)
+        job = re.escape(job_id)  # subjob ids carry [ ]
+        got_from = self.mom.expect(f"Job;{job};{PRUNED_FROM}", self.since, timeout)
+        got_to = self.mom.expect(f"Job;{job};{PRUNED_TO}", self.since, timeout)
         return got_from.message.split(PRUNED_FROM, 1)[1], got_to.message.split(PRUNED_TO, 1)[1]
 
     def cleanup(self) -> None:

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 
 from pbs_harness.pbs.base import PbsCommands, qmgr_value
 from pbs_harness.transport import CommandError
+from pbs_harness.waits import WaitTimeout, wait_until
 
 
 class Hooks(PbsCommands):
@@ -26,13 +27,32 @@ class Hooks(PbsCommands):
         """Create (or replace) hook `name` with the given body, attributes (event, order, alarm...)."""
         if name in self.names():
             self.delete(name)
-        self._qmgr(f"create hook {name}")
+        self._create(name)
         items = ",".join(f"{k}={qmgr_value(v)}" for k, v in attrs.items())
         if items:
             self._qmgr(f"set hook {name} {items}")
         self.import_file(name, body, "application/x-python")
         if config is not None:
             self.import_file(name, config, "application/x-config")
+
+    def _create(self, name: str, timeout: float = 120) -> None:
+        """`create hook NAME`, waiting while a deletion of that name is still pending: the server
+        keeps a deleted mom hook until every mom acknowledged it, and a mom that was just paused or
+        cut off acknowledges only after its next hook sync ("hook name 'X' is pending delete")."""
+
+        def attempt() -> CommandError | None:
+            try:
+                self._qmgr(f"create hook {name}")
+            except CommandError as exc:
+                if "pending delete" not in exc.result.stderr:
+                    raise
+                return exc
+            return None
+
+        try:
+            wait_until(attempt, lambda err: err is None, timeout=timeout, describe=f"hook {name} created")
+        except WaitTimeout as exc:
+            raise exc.last from exc  # type: ignore[misc]
 
     def import_file(self, name: str, content: str, content_type: str) -> None:
         path = self._upload(content)
