@@ -100,7 +100,13 @@ def cmd_up(args: argparse.Namespace) -> int:
     return cmd_deploy(args)
 
 
+def _names_tests(arg: str, root) -> bool:
+    """True when a pytest argument is a test path or node id (ptl_tests/x.py::test_y)."""
+    return not arg.startswith("-") and (root / arg.split("::", maxsplit=1)[0]).exists()
+
+
 def cmd_test(args: argparse.Namespace) -> int:
+    import signal
     import subprocess
 
     from pbs_harness import project
@@ -108,8 +114,10 @@ def cmd_test(args: argparse.Namespace) -> int:
     root = project.root()
     reports = root / "reports"
     reports.mkdir(exist_ok=True)
+    # Given test paths or node ids, run only those; otherwise every suite.
+    selected = any(_names_tests(a, root) for a in args.pytest_args)
     argv = [
-        sys.executable, "-m", "pytest", str(root / "ptl_tests"),
+        sys.executable, "-m", "pytest", *([] if selected else [str(root / "ptl_tests")]),
         "--junitxml", str(reports / "junit.xml"),
         "--html", str(reports / "acceptance.html"), "--self-contained-html",
     ]  # fmt: skip
@@ -117,7 +125,17 @@ def cmd_test(args: argparse.Namespace) -> int:
         argv += ["--inventory", args.inventory]
     argv += args.pytest_args
     _progress("running acceptance suites: " + " ".join(argv[3:]))
-    rc = subprocess.call(argv, cwd=root)
+    # Own session: a terminal Ctrl-C reaches pytest once, through forward(), not twice.
+    child = subprocess.Popen(argv, cwd=root, start_new_session=True)
+
+    def forward(signum: int, _frame: object) -> None:
+        # pytest heals the running test's faults on SIGINT/SIGTERM; wait for it to finish.
+        _progress(f"signal {signum}: stopping the suites after healing the running test")
+        child.send_signal(signal.SIGINT)
+
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, forward)
+    rc = child.wait()
     cmd_report(argparse.Namespace(results=None, out=None))
     _progress(f"reports: {reports / 'junit.xml'}, {reports / 'acceptance.html'}")
     _progress(f"evidence of failed tests (if any): {reports / 'evidence'}")

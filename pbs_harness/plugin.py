@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
+import threading
 import warnings
 from collections.abc import Iterator
 from datetime import datetime, timedelta
@@ -68,9 +70,20 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
+def _interrupt_on_sigterm(signum: int, frame: object) -> None:
+    # A CI timeout or `kill` must heal injected faults like Ctrl-C does: pytest turns
+    # KeyboardInterrupt into teardown of the running test, then stops the session.
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
 def pytest_configure(config: pytest.Config) -> None:
     for name, text in MARKERS.items():
         config.addinivalue_line("markers", f"{name}: {text}")
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _interrupt_on_sigterm)
+        # A shell starts background jobs with SIGINT ignored; Ctrl-C/kill -INT must still heal.
+        if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)
