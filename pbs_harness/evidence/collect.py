@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import asdict
 from datetime import datetime
 from pathlib import Path
 
 from pbs_harness.cluster import Cluster
-from pbs_harness.evidence import accounting
+from pbs_harness.evidence import accounting, starters
 from pbs_harness.evidence.logs import LOG_DIRS, LogReader
 from pbs_harness.transport import CommandResult
 
@@ -44,6 +45,14 @@ def capture_state(cluster: Cluster, folder: Path) -> None:
             (folder / name).write_text(res.stdout or res.stderr)
         except Exception as exc:  # noqa: BLE001 - evidence is best effort, never masks the failure
             (folder / name).write_text(f"could not collect: {exc}\n")
+    # Job starters still alive (a job stuck in substate 41): what each one is blocked in.
+    found: dict[str, object] = {}
+    for name, host in cluster.hosts.items():
+        try:
+            found[name] = [asdict(s) for s in starters.starters(host)]
+        except Exception as exc:  # noqa: BLE001 - evidence is best effort
+            found[name] = f"could not collect: {exc}"
+    (folder / "starters.json").write_text(json.dumps(found, indent=2) + "\n")
 
 
 def capture_logs(cluster: Cluster, folder: Path, since: datetime) -> None:

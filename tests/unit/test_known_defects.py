@@ -1,0 +1,122 @@
+"""Known-defect diagnosis: the /proc reader of job starters, the half-read signature, and the
+plugin turning a diagnosed timeout into an xfail (and nothing else).
+
+The /proc test makes two real local processes named pbs_mom (via /proc/self/comm), the child
+blocked in read(2) with 7 of 8 bytes of a size already read — the kernel state the defect leaves;
+no PBS is involved. The plugin test runs a child pytest session whose conftest replaces the
+`cluster` and `harness_test` fixtures and `defects.diagnose` with stand-ins.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from pbs_harness import project
+from pbs_harness.evidence import starters
+
+BLOCKED_STARTER = r"""
+import os, sys, time
+def name(n):
+    with open("/proc/self/comm", "w") as fh:
+        fh.write(n)
+name("pbs_mom")
+r, w = os.pipe()
+os.write(w, b"pbsh04\0")          # a host name where a size_t was expected
+pid = os.fork()
+if pid == 0:
+    name("pbs_mom")
+    got = os.read(r, 8)           # 7 bytes: readpipe() then asks for the 8th
+    print(len(got), flush=True)
+    os.read(r, 8 - len(got))      # blocks: the writer stays open
+    os._exit(0)
+print(pid, flush=True)
+time.sleep(60)
+"""
+
+
+def test_proc_reader_sees_a_starter_blocked_in_a_half_read_size() -> None:
+    proc = subprocess.Popen([sys.executable, "-c", BLOCKED_STARTER], stdout=subprocess.PIPE, text=True)
+    try:
+        child = int(proc.stdout.readline())
+        assert proc.stdout.readline().strip() == "7"
+        deadline = time.monotonic() + 10
+        found: list[dict] = []
+        while time.monotonic() < deadline:
+            out = subprocess.run([sys.executable, "-c", starters._SCRIPT], capture_output=True, text=True, check=True)
+            found = [s for s in json.loads(out.stdout) if s["pid"] == child]
+            if found and found[0].get("read_count") == 1:
+                break
+            time.sleep(0.1)
+        assert found, "the blocked child was not listed as a starter"
+        starter = starters.Starter(**found[0])
+        assert starter.blocked_reading_pipe, starter
+        assert starter.read_count == 1, starter
+        assert starters.half_read_size_header([starter]) == [starter]
+    finally:
+        proc.kill()
+        proc.wait()
+        if "child" in locals():
+            os.kill(child, 9)
+
+
+@pytest.mark.parametrize(
+    ("target", "count", "is_defect"),
+    [
+        ("pipe:[1]", 1, True),
+        ("pipe:[1]", 7, True),
+        ("pipe:[1]", 8, False),  # nothing read yet: an ordinary wait
+        ("pipe:[1]", 4, True),
+        ("socket:[1]", 1, False),
+        (None, None, False),  # not in read(2) at all
+    ],
+)
+def test_half_read_signature(target: str | None, count: int | None, is_defect: bool) -> None:
+    s = starters.Starter(1, 2, "pipe_read", "0", 5 if target else None, target, count)
+    assert bool(starters.half_read_size_header([s])) is is_defect
+
+
+CHILD_CONFTEST = """
+import pytest
+from pbs_harness import defects
+
+defects.diagnose = lambda cluster: "FAKE DEFECT seen" if cluster == "stuck" else None
+
+@pytest.fixture
+def harness_test():
+    yield None
+
+@pytest.fixture(params=["stuck", "healthy"])
+def cluster(request):
+    return request.param
+"""
+
+CHILD_TEST = """
+from pbs_harness.waits import WaitTimeout
+
+def test_wait(cluster):
+    raise WaitTimeout("job 1 substate=42", 1, {"substate": 41})
+"""
+
+
+def test_diagnosed_timeout_is_an_xfail_and_others_fail(tmp_path: Path) -> None:
+    (tmp_path / "conftest.py").write_text(CHILD_CONFTEST)
+    (tmp_path / "test_child.py").write_text(CHILD_TEST)
+    out = subprocess.run(
+        [sys.executable, "-m", "pytest", "-rxf", "-p", "pbs_harness.plugin", "-p", "no:cacheprovider", str(tmp_path)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        # A private lock dir: the stand-in `cluster` must not wait for a real cluster's session lock.
+        env={**os.environ, "PYTHONPATH": str(project.root()), "PBS_HARNESS_LOCK_DIR": str(tmp_path / "locks")},
+        check=False,
+    ).stdout
+    assert "1 failed, 1 xfailed" in out, out
+    assert "XFAIL test_child.py::test_wait[stuck] - FAKE DEFECT seen. The test's wait: timed out" in out, out
+    assert "FAILED test_child.py::test_wait[healthy]" in out, out
