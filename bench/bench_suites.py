@@ -27,6 +27,8 @@ SUITES = ("admin_suspend", "ramp_down", "reliable_startup", "resv_reconfirm")
 # pytest's final line, e.g. "==== 25 passed, 1 xfailed in 296.01s (0:04:56) ====" (or without the bars with -q).
 SUMMARY = re.compile(r"^=*\s*((?:\d+ \w+(?:, )?)+) in ([\d.]+)s.*$", re.MULTILINE)
 COUNT = re.compile(r"(\d+) (\w+)")
+# Printed by the plugin when this session had to queue for the cluster's session lock.
+LOCK_WAIT = re.compile(r"session lock acquired after (\d+)s of waiting")
 
 
 def run_suite(suite: str, index: int) -> dict[str, object]:
@@ -41,11 +43,12 @@ def run_suite(suite: str, index: int) -> dict[str, object]:
     found = SUMMARY.findall(proc.stdout)
     summary = f"{found[-1][0]} in {found[-1][1]}s" if found else "(no pytest summary line)"
     counts = {word: int(n) for n, word in COUNT.findall(found[-1][0])} if found else {}
-    print(f"    {summary}; wall {wall:.0f}s", flush=True)
+    waited = sum(int(s) for s in LOCK_WAIT.findall(proc.stdout))
+    print(f"    {summary}; wall {wall:.0f}s, of which {waited}s queued for the cluster", flush=True)
     if proc.returncode not in (0, 1):
         print(proc.stdout[-3000:], proc.stderr[-3000:], sep="\n")
     return {"suite": suite, "run": index, "summary": summary, "counts": counts, "wall_s": round(wall, 1),
-            "exit": proc.returncode, "junit": str(junit.relative_to(ROOT))}  # fmt: skip
+            "lock_wait_s": waited, "exit": proc.returncode, "junit": str(junit.relative_to(ROOT))}  # fmt: skip
 
 
 def main() -> int:
@@ -61,9 +64,9 @@ def main() -> int:
     results = [run_suite(suite, i) for suite in (args.suites or SUITES) for i in range(1, args.runs + 1)]
     out = ROOT / "reports" / "bench-suites.json"
     out.write_text(json.dumps(results, indent=2) + "\n")
-    print(f"\n{'suite':<18} {'run':>3}  {'wall':>7}  pytest summary")
+    print(f"\n{'suite':<18} {'run':>3}  {'wall':>7}  {'queued':>7}  pytest summary")
     for r in results:
-        print(f"{r['suite']:<18} {r['run']:>3}  {r['wall_s']:>6}s  {r['summary']}")
+        print(f"{r['suite']:<18} {r['run']:>3}  {r['wall_s']:>6}s  {r['lock_wait_s']:>6}s  {r['summary']}")
     print(f"written: {out.relative_to(ROOT)}")
     bad = [r for r in results if r["exit"] != 0 or r["counts"].get("skipped") or r["counts"].get("error")]
     return 1 if bad else 0

@@ -4,6 +4,10 @@ Every session restores the cluster to its baseline after each test (deleting all
 reservations), so two concurrent sessions on one cluster would wreck each other's tests. The
 session takes an exclusive flock on a lock file named after the cluster; a second session
 waits, saying who holds the lock, instead of failing obscurely half-way through.
+
+Waiters are served first come, first served: each one drops a ticket (time + pid) in a queue
+folder next to the lock and only the oldest ticket whose process is alive may take the lock, so
+a long queue of short sessions cannot starve one that arrived earlier.
 """
 
 from __future__ import annotations
@@ -28,6 +32,31 @@ def lock_path(cluster_key: str) -> Path:
     return LOCK_DIR / f"session-{digest}.lock"
 
 
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _first_in_line(queue: Path, ticket: Path) -> bool:
+    """True when `ticket` is the oldest ticket of a living process (dead ones are removed)."""
+    for other in sorted(queue.iterdir()):
+        if other == ticket:
+            return True
+        try:
+            pid = int(other.name.split("-")[1])
+        except (IndexError, ValueError):
+            pid = -1
+        if pid > 0 and _alive(pid):
+            return False
+        other.unlink(missing_ok=True)  # left by a killed session
+    return True
+
+
 @contextlib.contextmanager
 def hold(cluster_key: str, say: Callable[[str], None], poll: float = 2.0, report_every: float = 60.0) -> Iterator[Path]:
     """Hold the cluster's session lock for the body; wait (reporting) while another session has it."""
@@ -35,22 +64,37 @@ def hold(cluster_key: str, say: Callable[[str], None], poll: float = 2.0, report
     if os.environ.get(HELD_ENV) == str(path):
         yield path  # our parent session holds it
         return
-    path.parent.mkdir(parents=True, exist_ok=True)
+    queue = path.with_suffix(".queue")
+    queue.mkdir(parents=True, exist_ok=True)
+    ticket = queue / f"{time.time_ns():020d}-{os.getpid()}"
+    ticket.touch()
     with path.open("a+") as handle:
         started = time.monotonic()
         last_report = -report_every
-        while True:
-            try:
-                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
+        try:
+            while True:
+                if _first_in_line(queue, ticket):
+                    try:
+                        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                        break
+                    except BlockingIOError:
+                        pass
                 waited = time.monotonic() - started
                 if waited - last_report >= report_every:
                     handle.seek(0)
                     holder = handle.read().strip() or "unknown"
-                    say(f"another test session holds this cluster ({holder}); waiting ({waited:.0f}s so far)")
+                    ahead = sum(1 for t in queue.iterdir() if t.name < ticket.name)
+                    say(
+                        f"another test session holds this cluster ({holder}); waiting ({waited:.0f}s so far, "
+                        f"{ahead} session(s) queued ahead)"
+                    )
                     last_report = waited
                 time.sleep(poll)
+        finally:
+            ticket.unlink(missing_ok=True)
+        waited = time.monotonic() - started
+        if waited >= poll:
+            say(f"session lock acquired after {waited:.0f}s of waiting")
         handle.seek(0)
         handle.truncate()
         handle.write(f"pid {os.getpid()} since {time.strftime('%H:%M:%S')}\n")

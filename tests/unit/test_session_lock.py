@@ -47,3 +47,37 @@ def test_child_of_the_holder_shares_the_lock(tmp_path, monkeypatch):
     ):
         assert inner == path
     assert session_lock.HELD_ENV not in os.environ
+
+
+def _queue_then_hold(lock_dir: str, name: str, order, hold_s: float) -> None:
+    session_lock.LOCK_DIR = Path(lock_dir)
+    with session_lock.hold("srv@10.0.0.1", lambda _t: None, poll=0.05):
+        order.put(name)
+        time.sleep(hold_s)
+
+
+def test_waiters_are_served_in_arrival_order(tmp_path, monkeypatch):
+    monkeypatch.setattr(session_lock, "LOCK_DIR", tmp_path)
+    ready = multiprocessing.Event()
+    holder = multiprocessing.Process(target=_hold_for, args=(str(tmp_path), 1.5, ready))
+    holder.start()
+    assert ready.wait(10)
+    order = multiprocessing.Queue()
+    waiters = []
+    for name in ("first", "second", "third"):
+        w = multiprocessing.Process(target=_queue_then_hold, args=(str(tmp_path), name, order, 0.2))
+        w.start()
+        waiters.append(w)
+        time.sleep(0.3)  # arrival order is what is under test
+    for w in [holder, *waiters]:
+        w.join(20)
+    assert [order.get(timeout=1) for _ in waiters] == ["first", "second", "third"]
+
+
+def test_ticket_of_a_dead_session_does_not_block(tmp_path, monkeypatch):
+    monkeypatch.setattr(session_lock, "LOCK_DIR", tmp_path)
+    queue = session_lock.lock_path("srv@10.0.0.1").with_suffix(".queue")
+    queue.mkdir(parents=True)
+    (queue / f"{1:020d}-999999999").touch()  # no such pid
+    with session_lock.hold("srv@10.0.0.1", lambda _t: None, poll=0.05):
+        assert not (queue / f"{1:020d}-999999999").exists()
