@@ -1,5 +1,6 @@
 """Helpers of the node ramp-down suite (test_ramp_down.py): hook bodies, a stageout that lasts
-until the test lets it finish, and the custom resources the keep_select (-k) tests request.
+until the test lets it finish, the custom resources the keep_select (-k) tests request, a record of
+what pbsdsh tasks see (mpiprocs/ompthreads), and the server's rules for what -k keeps.
 """
 
 from __future__ import annotations
@@ -8,6 +9,7 @@ import shlex
 import uuid
 from dataclasses import dataclass
 
+from pbs_harness.pbs.parsers import SelectChunk, VnodeSlice, size_kb
 from pbs_harness.transport import RemoteHost
 
 RELNODES_ATTR = "release_nodes_on_stageout"
@@ -99,3 +101,95 @@ CUSTOM_RESOURCES = (
 def resource_terms(resources: tuple[CustomResource, ...], which: str) -> str:
     """`:name=value` for each resource, with its `kept` or `other` value."""
     return "".join(f":{r.name}={getattr(r, which)}" for r in resources)
+
+
+@dataclass
+class TaskEnvReport:
+    """What the job's pbsdsh tasks see, in a file under the shared /home.
+
+    The job script (`script`) runs `pbsdsh` at once: each task appends "before <hostname>
+    <OMP_NUM_THREADS>" and becomes `sleep`; once the test calls `go()` it runs `pbsdsh` again, each
+    task appending "after ...", then writes "done". pbsdsh starts one task per $PBS_NODEFILE entry
+    (one per mpiproc of each chunk) and the mom gives each task the ompthreads of its chunk as
+    OMP_NUM_THREADS, so the records show how the mom itself laid the job out before and after a release.
+    """
+
+    host: RemoteHost
+    user: str
+    path: str
+
+    @classmethod
+    def create(cls, host: RemoteHost, user: str) -> TaskEnvReport:
+        return cls(host, user, f"/home/{user}/rd-taskenv-{uuid.uuid4().hex[:10]}")
+
+    def _record(self, phase: str) -> str:
+        return f'echo "{phase} $(hostname) ${{OMP_NUM_THREADS:-unset}}" >> {self.path}'
+
+    def script(self, prefix: str, seconds: int) -> str:
+        return f"""#!/bin/bash
+{prefix}/bin/pbsdsh -- /bin/bash -c '{self._record("before")}; exec /bin/sleep {seconds}' &
+for attempt in $(seq 1200); do [ -e {self.path}.go ] && break; sleep 0.5; done
+{prefix}/bin/pbsdsh -- /bin/bash -c '{self._record("after")}'
+echo done >> {self.path}
+exec /bin/sleep {seconds}
+"""
+
+    def lines(self) -> list[str]:
+        return self.host.run(["cat", self.path]).stdout.splitlines()
+
+    @staticmethod
+    def records(lines: list[str], phase: str) -> list[tuple[str, str]]:
+        """(host, OMP_NUM_THREADS) of every task of the phase."""
+        return [(line.split()[1], line.split()[2]) for line in lines if line.split()[:1] == [phase]]
+
+    def go(self) -> None:
+        self.host.check(["touch", f"{self.path}.go"], user=self.user)
+
+    def cleanup(self) -> None:
+        self.host.run(["rm", "-f", self.path, f"{self.path}.go"])
+
+
+def satisfy_chunk_need(chunk: tuple[VnodeSlice, ...], need: dict[str, str]) -> tuple[VnodeSlice, ...]:
+    """The part of one assigned chunk that `pbs_release_nodes -k select=...` keeps for a -k chunk
+    asking `need` (ncpus and mem only), as satisfy_chunk_need() in src/server/vnparse.c does it:
+    the chunk's vnodes are walked in exec_vnode order and each resource is taken from them until the
+    need is met (a vnode giving more than what is still needed gives only that); a resource the -k
+    chunk does not name is needed whole. A vnode that gives nothing leaves the chunk."""
+    total = {
+        "ncpus": sum(int(s.resources.get("ncpus", 0)) for s in chunk),
+        "mem": sum(size_kb(s.resources.get("mem", 0)) for s in chunk),
+    }
+    still = {"ncpus": int(need.get("ncpus", 0)) or total["ncpus"], "mem": size_kb(need.get("mem", 0)) or total["mem"]}
+    kept = []
+    for s in chunk:
+        given = {}
+        for key, value in s.resources.items():
+            if key not in still or still[key] <= 0:
+                continue
+            amount = int(value) if key == "ncpus" else size_kb(value)
+            if amount > still[key]:
+                given[key] = str(still[key]) if key == "ncpus" else f"{still[key]}kb"
+                still[key] = 0
+            else:
+                given[key] = value
+                still[key] -= amount
+        if given:
+            kept.append(VnodeSlice(s.vnode, given))
+    return tuple(kept)
+
+
+def node_count_order(chunks: dict[str, SelectChunk]) -> list[str]:
+    """The hosts of a job's sister chunks (host -> its schedselect chunk) in the order in which
+    `pbs_release_nodes -k N` takes them: the client turns -k N into select=N, chunks asking nothing,
+    and the server gives each the first unused chunk of its "have" list (pbs_release_nodes_given_select,
+    vnparse.c). That list is sorted by add_to_resc_limit_list_sorted(): fewer resources first (ncpus
+    plus every chunk resource that exec_vnode does not carry: host and the custom ones), then by the
+    resource names, then by ncpus, then by the other values in name order (host comes first).
+    Only single-vnode chunks whose exec_vnode carries ncpus alone are modelled."""
+
+    def key(host: str) -> tuple:
+        res = chunks[host].resources
+        others = tuple(sorted(k.lower() for k in res if k != "ncpus"))
+        return (len(res), others, int(res.get("ncpus", 0)), res.get("host", host))
+
+    return sorted(chunks, key=key)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 import uuid
+from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -33,9 +34,12 @@ from ptl_tests.ramp_down_helpers import (
     STAGEOUT_SUBSTATE,
     BlockedStageout,
     CustomResource,
+    TaskEnvReport,
     hook_log_event_on_this_host,
     hook_set_release_nodes_on_stageout,
+    node_count_order,
     resource_terms,
+    satisfy_chunk_need,
 )
 
 pytestmark = [pytest.mark.acceptance, pytest.mark.ramp_down, pytest.mark.needs_moms(3)]
@@ -138,6 +142,97 @@ def running_job(pbs, cluster):
     return start_job(pbs, cluster)
 
 
+# The standard job with mpiprocs/ompthreads in every chunk (PTL's test_release_nodes*_extra). The
+# values differ per chunk so that a task, a $PBS_NODEFILE line or a select chunk cannot be matched
+# with the wrong chunk; the primary's chunk takes both of pbsh01's cpus to repeat its host too.
+EXTRA_SELECT = (
+    f"ncpus=2:mpiprocs=2:ompthreads=1:host={MS}"
+    f"+ncpus=3:mem=2gb:mpiprocs=3:ompthreads=2:host={MULTI}"
+    f"+ncpus=2:mem=2gb:mpiprocs=1:ompthreads=3:host={PLAIN}"
+)
+
+
+def mpi_request(select: str) -> dict[str, tuple[int, int]]:
+    """host -> (mpiprocs, ompthreads) of each chunk of the request."""
+    return {
+        c.resources["host"]: (int(c.resources["mpiprocs"]), int(c.resources["ompthreads"]))
+        for c in parse_select(select)
+    }
+
+
+def nodefile(cluster, job_id: str) -> list[str]:
+    """The job's $PBS_NODEFILE as the primary mom wrote it (PBS_HOME/aux/<job id>)."""
+    return cluster.hosts[MS].run(["cat", f"{cluster.pbs_home}/aux/{job_id}"]).stdout.split()
+
+
+@dataclass
+class MpiJob:
+    """The EXTRA_SELECT job and how its mpiprocs/ompthreads must look at any moment."""
+
+    pbs: object
+    cluster: object
+    report: TaskEnvReport
+
+    def check(self, job_id: str, phase: str) -> None:
+        """Every chunk left in exec_vnode keeps the mpiprocs/ompthreads its request gave it, whether
+        the chunk was cut or not: in schedselect and Resource_List.select; Resource_List.mpiprocs is
+        their sum and there is no job-wide ompthreads (only resources assigned to vnodes are summed);
+        exec_vnode carries neither. $PBS_NODEFILE lists each chunk's host mpiprocs times, in chunk
+        order, and pbsdsh runs one task per line with the chunk's ompthreads as OMP_NUM_THREADS."""
+        __tracebackhide__ = True
+        job = self.pbs.jobs.status(job_id)
+        chunks = Assignment.of(job["exec_vnode"]).chunks
+        hosts = [c[0].host for c in chunks]
+        want = [mpi_request(EXTRA_SELECT)[h] for h in hosts]
+        for name, value in (("schedselect", job["schedselect"]), ("select", job["Resource_List"]["select"])):
+            got = [(int(c.resources["mpiprocs"]), int(c.resources["ompthreads"])) for c in parse_select(value)]
+            assert got == want, f"{name} {value}"
+        assert int(job["Resource_List"]["mpiprocs"]) == sum(m for m, _ in want)
+        assert "ompthreads" not in job["Resource_List"], job["Resource_List"]
+        assert not [s for c in chunks for s in c if {"mpiprocs", "ompthreads"} & set(s.resources)], job["exec_vnode"]
+        lines = [h for h, (m, _) in zip(hosts, want, strict=True) for _ in range(m)]
+        wait_until(
+            lambda: nodefile(self.cluster, job_id),
+            lambda got: got == lines,
+            timeout=30,
+            describe=f"$PBS_NODEFILE = {lines}",
+        )
+        tasks = Counter((h, str(o)) for h, (m, o) in zip(hosts, want, strict=True) for _ in range(m))
+        if phase == "after":
+            self.report.go()
+        recorded = wait_until(
+            self.report.lines,
+            lambda got: "done" in got if phase == "after" else len(self.report.records(got, phase)) >= len(lines),
+            timeout=60,
+            describe=f"the {phase} tasks recorded in {self.report.path}",
+        )
+        assert Counter(self.report.records(recorded, phase)) == tasks, recorded
+
+
+@pytest.fixture
+def task_env_report(cluster):
+    report = TaskEnvReport.create(cluster.hosts[MS], OWNER)
+    yield report
+    report.cleanup()
+
+
+def start_standard_job(pbs, cluster, request, extra: bool):
+    """The standard job, or with `extra` the EXTRA_SELECT one (its mpiprocs/ompthreads layout checked
+    before any release); returns (job id, qstat, since, MpiJob or None)."""
+    if not extra:
+        return (*start_job(pbs, cluster), None)
+    mpi = MpiJob(pbs, cluster, request.getfixturevalue("task_env_report"))
+    script = mpi.report.script(str(cluster.prefix), SLEEP)
+    job_id, before, since = start_job(pbs, cluster, select=EXTRA_SELECT, script=script)
+    mpi.check(job_id, "before")
+    return job_id, before, since, mpi
+
+
+def with_extra(*values: str) -> list:
+    """Each value as is, then again with mpiprocs/ompthreads (id suffix -extra)."""
+    return [pytest.param(v, False, id=v) for v in values] + [pytest.param(v, True, id=f"{v}-extra") for v in values]
+
+
 def accounting(pbs) -> AccountingReader:
     return AccountingReader(pbs.cluster.server, str(pbs.cluster.pbs_home))
 
@@ -174,9 +269,9 @@ def test_release_whole_sister_host(pbs, cluster, running_job) -> None:
 
 
 @pytest.mark.spec("RD-1", "RD-3", "RD-4", "RD-6")
-@pytest.mark.parametrize("position", ["left", "middle", "right"])
-def test_release_part_of_a_superchunk_keeps_the_host(pbs, cluster, running_job, position: str) -> None:
-    job_id, before, since = running_job
+@pytest.mark.parametrize(("position", "extra"), with_extra("left", "middle", "right"))
+def test_release_part_of_a_superchunk_keeps_the_host(pbs, cluster, request, position: str, extra: bool) -> None:
+    job_id, before, since, mpi = start_standard_job(pbs, cluster, request, extra)
     assigned = Assignment.of(before["exec_vnode"])
     superchunk = next(chunk for chunk in assigned.chunks if chunk[0].host == MULTI)
     assert len(superchunk) == 3, f"expected a 3-vnode super-chunk on {MULTI}: {before['exec_vnode']}"
@@ -199,6 +294,8 @@ def test_release_part_of_a_superchunk_keeps_the_host(pbs, cluster, running_job, 
     u, c = accounting(pbs).wait_for(job_id, "uc", 2, since, timeout=30)
     assert u.fields["exec_vnode"] == before["exec_vnode"]
     assert Assignment.of(c.fields["exec_vnode"]) == assigned.without({vnode})
+    if mpi:  # the cut super-chunk keeps mpiprocs=3: its host stays three times in $PBS_NODEFILE
+        mpi.check(job_id, "after")
 
 
 @pytest.mark.spec("RD-1", "RD-6")
@@ -611,6 +708,101 @@ def test_keep_node_count(pbs, cluster, layout: str, count: str) -> None:
     released = assigned.vnodes() - after.vnodes()
     assert_job_matches(job, assigned.without(released))
     pbs.nodes.wait_state(sorted(released), "free", timeout=30)
+
+
+@pytest.mark.spec("RD-1", "RD-3", "RD-4")
+def test_keep_select_takes_part_of_a_superchunk(pbs, cluster, conformance) -> None:
+    """PTL keep_select #17: a -k chunk asking fewer cpus than the super-chunk has keeps only part of it.
+
+    The plain host's chunk has 1 cpu, so only the 3-cpu super-chunk can give ncpus=2; the server walks
+    its vnodes in exec_vnode order and keeps them until 2 cpus are reached (satisfy_chunk_need), the
+    third vnode leaves exec_vnode and the plain host leaves the job. The host keeps the job (a part
+    of it is kept). The new select is made of the matched chunks' own requests (vnparse.c:
+    append_and_group_sched_sel(have->chunkspec)), so Resource_List and schedselect keep ncpus=3 for
+    the cut chunk (Resource_List.ncpus = 1 + 3) while exec_vnode holds 2 of its cpus: recorded as a
+    difference from "qstat shows the updated Resource_List values" (PTL expects the same)."""
+    select = f"ncpus=1:host={MS}+ncpus=3:host={MULTI}+ncpus=1:host={PLAIN}"
+    job_id, before, since = start_job(pbs, cluster, select=select)
+    assigned = Assignment.of(before["exec_vnode"])
+    assert [c[0].host for c in assigned.chunks] == [MS, MULTI, PLAIN], before["exec_vnode"]
+    ms_chunk, multi_chunk, _ = assigned.chunks
+    kept_part = satisfy_chunk_need(multi_chunk, {"ncpus": "2"})
+    expected = Assignment((ms_chunk, kept_part))
+    dropped = {s.vnode for s in multi_chunk} - expected.vnodes()
+    assert len(dropped) == 1, f"3 one-cpu vnodes, 2 cpus kept: {before['exec_vnode']}"
+    requested = parse_select(before["schedselect"])
+
+    res = pbs.jobs.release_nodes(job_id, keep="select=ncpus=2", user=OWNER)
+    assert res.ok, res.stderr
+
+    job = pbs.jobs.status(job_id)
+    assert Assignment.of(job["exec_vnode"]) == expected, job["exec_vnode"]
+    assert [e.host for e in parse_exec_host(job["exec_host"])] == [MS, MULTI]
+    kept_requests = [requested[0].resources, requested[1].resources]
+    assert [c.resources for c in parse_select(job["schedselect"])] == kept_requests, job["schedselect"]
+    assert [c.resources for c in parse_select(job["Resource_List"]["select"])] == kept_requests
+    requested_cpus = sum(int(r["ncpus"]) for r in kept_requests)
+    held_cpus = sum(c for c, _ in expected.per_chunk())
+    assert (int(job["Resource_List"]["ncpus"]), held_cpus) == (requested_cpus, 3)
+    assert int(job["Resource_List"]["nodect"]) == 2
+    conformance.difference(
+        "RD-1",
+        spec_says="At every successful pbs_release_nodes call, qstat will show the updated exec_host, exec_vnode, "
+        "Resource_List* values",
+        openpbs_does="after -k select=ncpus=2 keeps 2 of the 3 cpus of a super-chunk, schedselect, "
+        "Resource_List.select and Resource_List.ncpus keep the chunk's request ncpus=3 while exec_vnode holds 2",
+        evidence=f"exec_vnode={job['exec_vnode']} schedselect={job['schedselect']} "
+        f"Resource_List.ncpus={job['Resource_List']['ncpus']}",
+    )
+    # the plain host leaves the job; the multi-vnode host keeps it (its task lives, no DELETE_JOB2)
+    released_vnode_logs(cluster, job_id, assigned.only({PLAIN}), since)
+    pbs.nodes.wait_state([PLAIN], "free", timeout=30)
+    LogReader(cluster.hosts[MULTI], str(cluster.pbs_home), "mom").absent(f"Job;{job_id};DELETE_JOB2", since)
+    assert task_pids(cluster, MULTI)
+    u, c = accounting(pbs).wait_for(job_id, "uc", 2, since, timeout=30)
+    assert u.fields["exec_vnode"] == before["exec_vnode"]
+    assert Assignment.of(c.fields["exec_vnode"]) == expected
+
+
+# PTL keep_select #22's chunks on four single-vnode sisters: two with the boolean (one resource more)
+NODE_COUNT_CHUNKS = {
+    "pbsh02": "ncpus=1:rd_str=abc:rd_long=7:rd_size=7kb:rd_float=7.1",
+    "pbsh03": "ncpus=1:rd_str=def:rd_bool=True:rd_long=9:rd_size=9kb:rd_float=9.1",
+    "pbsh04": "ncpus=2:rd_str=def:rd_bool=True:rd_long=9:rd_size=9kb:rd_float=9.1",
+    "pbsh05": "ncpus=2:rd_str=xyz:rd_long=10:rd_size=10kb:rd_float=10.1",
+}
+
+
+@pytest.mark.spec("RD-1", "RD-3", "RD-4")
+def test_keep_node_count_with_mixed_custom_resources(pbs, cluster, custom_resources, request) -> None:
+    """PTL keep_select #22: -k 2 on chunks carrying custom resources of every type keeps the primary's
+    chunk and the first two sister chunks of the server's order (node_count_order): the two without
+    rd_bool have one resource less and come first (like PTL's abc and xyz chunks), the 1-cpu one
+    before the 2-cpu one. They are kept whole, with their custom values; the other two hosts are freed."""
+    for host in ("pbsh03", "pbsh04"):  # the scheduler checks booleans (unset means False)
+        assert pbs.server.set({"resources_available.rd_bool": True}, obj="node", name=host).ok
+        request.addfinalizer(lambda h=host: pbs.server.unset("resources_available.rd_bool", obj="node", name=h))
+    select = f"ncpus=1:host={MS}+" + "+".join(f"{spec}:host={h}" for h, spec in NODE_COUNT_CHUNKS.items())
+    job_id, before, since = start_job(pbs, cluster, select=select)
+    assigned = Assignment.of(before["exec_vnode"])
+    by_host = {chunk[0].host: chunk for chunk in assigned.chunks}
+    requested = dict(zip(assigned.hosts(), parse_select(before["schedselect"]), strict=True))
+    kept_hosts = node_count_order({h: c for h, c in requested.items() if h != MS})[:2]
+    assert kept_hosts == ["pbsh02", "pbsh05"]  # the reasoning above, spelled out
+    expected = Assignment((by_host[MS], *(by_host[h] for h in kept_hosts)))
+    released = assigned.vnodes() - expected.vnodes()
+
+    res = pbs.jobs.release_nodes(job_id, keep="2", user=OWNER)
+    assert res.ok, res.stderr
+
+    job = pbs.jobs.status(job_id)
+    assert_job_matches(job, expected)
+    kept_request = "+".join(str(requested[h]) for h in (MS, *kept_hosts))
+    assert custom_values(job["Resource_List"]["select"]) == custom_values(kept_request)
+    assert custom_values(job["schedselect"]) == custom_values(kept_request)
+    pbs.nodes.wait_state(sorted(released), "free", timeout=30)
+    _, c = accounting(pbs).wait_for(job_id, "uc", 2, since, timeout=30)
+    assert Assignment.of(c.fields["exec_vnode"]) == expected
 
 
 @pytest.mark.spec("RD-1")
@@ -1079,9 +1271,11 @@ def test_usage_errors_without_a_job(pbs, args: list[str], stderr_start: str) -> 
 
 
 @pytest.mark.spec("RD-1", "RD-3", "RD-4", "RD-6")
-@pytest.mark.parametrize("which", ["part of the super-chunk and the plain host", "every sister vnode by name"])
-def test_release_vnodes_of_several_hosts_in_one_call(pbs, cluster, running_job, which: str) -> None:
-    job_id, before, since = running_job
+@pytest.mark.parametrize(
+    ("which", "extra"), with_extra("part of the super-chunk and the plain host", "every sister vnode by name")
+)
+def test_release_vnodes_of_several_hosts_in_one_call(pbs, cluster, request, which: str, extra: bool) -> None:
+    job_id, before, since, mpi = start_standard_job(pbs, cluster, request, extra)
     assigned = Assignment.of(before["exec_vnode"])
     superchunk = next(c for c in assigned.chunks if c[0].host == MULTI)
     multi = [s.vnode for s in superchunk]
@@ -1098,6 +1292,62 @@ def test_release_vnodes_of_several_hosts_in_one_call(pbs, cluster, running_job, 
         assert {pbs.nodes.status(v)["state"] for v in vnodes if v != PLAIN} == {"job-busy"}
     _u, c = accounting(pbs).wait_for(job_id, "uc", 2, since, timeout=30)
     assert Assignment.of(c.fields["exec_vnode"]) == assigned.without(set(vnodes))
+    if mpi:
+        mpi.check(job_id, "after")
+
+
+def task_jobs(cluster, host: str) -> Counter:
+    """How many of the owner's `sleep` tasks on the host each job has (PBS_JOBID of their environment)."""
+    pids = " ".join(task_pids(cluster, host))
+    if not pids:
+        return Counter()
+    out = cluster.hosts[host].run(f"for p in {pids}; do tr '\\0' '\\n' < /proc/$p/environ | grep '^PBS_JOBID='; done")
+    return Counter(line.split("=", 1)[1] for line in out.stdout.split())
+
+
+def node_jobs(pbs, vnode: str) -> list[str]:
+    """Job ids of a vnode's `jobs` attribute (entries "<job id>/<cpu index>")."""
+    jobs = pbs.nodes.status(vnode).get("jobs") or []
+    entries = jobs if isinstance(jobs, list) else str(jobs).split(",")
+    return sorted({e.strip().split("/")[0] for e in entries if e.strip()})
+
+
+@pytest.mark.spec("RD-1", "RD-6")
+def test_release_a_shared_host_from_one_job_only(pbs, cluster) -> None:
+    """PTL #46 test_release_multi_jobs: two jobs share the same 2-cpu hosts (one cpu each); releasing
+    pbsh02 from the first ends only its task there: DELETE_JOB2 and the primary mom's cput line for
+    the first job only, the second job's task, assignment and cpu on pbsh02 stay."""
+    shared = "pbsh03"
+    select = f"ncpus=1:host={MS}+ncpus=1:host={PLAIN}+ncpus=1:host={shared}"
+    first, first_before, since = start_job(pbs, cluster, select=select)
+    second, second_before, _ = start_job(pbs, cluster, select=select)
+    both = Counter({first: 1, second: 1})
+    for host in (PLAIN, shared):
+        wait_until(lambda h=host: task_jobs(cluster, h), lambda got: got == both, timeout=30, describe=f"{host} tasks")
+    assert node_jobs(pbs, PLAIN) == sorted([first, second])
+
+    res = pbs.jobs.release_nodes(first, [PLAIN], user=OWNER)
+    assert res.ok, res.stderr
+
+    assert_job_matches(pbs.jobs.status(first), Assignment.of(first_before["exec_vnode"]).without({PLAIN}))
+    home = str(cluster.pbs_home)
+    plain_log, ms_log = LogReader(cluster.hosts[PLAIN], home, "mom"), LogReader(cluster.hosts[MS], home, "mom")
+    plain_log.expect(f"Job;{re.escape(first)};DELETE_JOB2 received", since, 30)
+    ms_log.expect(rf"Job;{re.escape(first)};{PLAIN} cput=\d\d:\d\d:\d\d mem=\d+kb$", since, 30)
+    wait_until(
+        lambda: task_jobs(cluster, PLAIN),
+        lambda got: got == Counter({second: 1}),
+        timeout=30,
+        describe=f"only {second}'s task left on {PLAIN}",
+    )
+    assert task_jobs(cluster, shared) == both
+    wait_until(lambda: node_jobs(pbs, PLAIN), lambda got: got == [second], timeout=30, describe=f"{PLAIN} jobs")
+    assert int(pbs.nodes.status(PLAIN)["resources_assigned"]["ncpus"]) == 1  # the second job's chunk
+    unchanged(pbs, second, second_before)
+    plain_log.absent(f"Job;{re.escape(second)};DELETE_JOB2", since)
+    ms_log.absent(rf"Job;{re.escape(second)};{PLAIN} cput=", since)
+    accounting(pbs).wait_for(first, "uc", 2, since, timeout=30)
+    assert accounting(pbs).of(second, "uc", since) == []
 
 
 @pytest.mark.spec("RD-1")
