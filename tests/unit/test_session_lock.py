@@ -15,12 +15,18 @@ def _hold_for(lock_dir: str, seconds: float, ready) -> None:
         time.sleep(seconds)
 
 
-def test_second_session_waits_and_names_the_holder(tmp_path, monkeypatch):
-    monkeypatch.setattr(session_lock, "LOCK_DIR", tmp_path)
+def _holder(lock_dir: Path, seconds: float) -> multiprocessing.Process:
+    """Another session holding the lock for `seconds`, started and holding on return."""
     ready = multiprocessing.Event()
-    holder = multiprocessing.Process(target=_hold_for, args=(str(tmp_path), 1.5, ready))
+    holder = multiprocessing.Process(target=_hold_for, args=(str(lock_dir), seconds, ready))
     holder.start()
     assert ready.wait(10)
+    return holder
+
+
+def test_second_session_waits_and_names_the_holder(tmp_path, monkeypatch):
+    monkeypatch.setattr(session_lock, "LOCK_DIR", tmp_path)
+    holder = _holder(tmp_path, 1.5)
     said: list[str] = []
     started = time.monotonic()
     with session_lock.hold("srv@10.0.0.1", said.append, poll=0.1):
@@ -58,10 +64,7 @@ def _queue_then_hold(lock_dir: str, name: str, order, hold_s: float) -> None:
 
 def test_waiters_are_served_in_arrival_order(tmp_path, monkeypatch):
     monkeypatch.setattr(session_lock, "LOCK_DIR", tmp_path)
-    ready = multiprocessing.Event()
-    holder = multiprocessing.Process(target=_hold_for, args=(str(tmp_path), 1.5, ready))
-    holder.start()
-    assert ready.wait(10)
+    holder = _holder(tmp_path, 1.5)
     order = multiprocessing.Queue()
     waiters = []
     for name in ("first", "second", "third"):
