@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -192,6 +192,35 @@ def retry_epoch(resv: dict[str, Any]) -> int:
 
 def not_in(vnodes: Sequence[str], resv: dict[str, Any]) -> bool:
     return not set(vnodes) & set(vnodes_of(resv.get("resv_nodes", "")))
+
+
+@dataclass
+class Timeline:
+    """The distinct states a reservation went through while a test waited on it, with the time each was
+    first seen: evidence for a failure message."""
+
+    pbs: Pbs
+    resv: Resv
+    seen: list[tuple[float, dict[str, Any]]] = field(default_factory=list)
+
+    KEYS = ("reserve_state", "reserve_substate", "reserve_index", "resv_nodes", "reserve_retry")
+
+    def probe(self) -> dict[str, Any]:
+        status = self.pbs.resv.status(self.resv.id)
+        view = {k: status.get(k) for k in self.KEYS}
+        if not self.seen or self.seen[-1][1] != view:
+            self.seen.append((time.time(), view))
+        return status
+
+    def wait(self, predicate: Callable[[dict[str, Any]], bool], *, timeout: float, describe: str) -> dict[str, Any]:
+        return wait_until(self.probe, predicate, timeout=timeout, describe=f"reservation {self.resv.id} {describe}")
+
+    def __str__(self) -> str:
+        return "; ".join(
+            f"{time.strftime('%H:%M:%S', time.localtime(t))} "
+            + " ".join(f"{k.removeprefix('reserve_')}={v}" for k, v in view.items())
+            for t, view in self.seen
+        )
 
 
 @dataclass
