@@ -32,7 +32,7 @@ LOCK_WAIT = re.compile(r"session lock acquired after (\d+)s of waiting")
 
 
 def run_suite(suite: str, index: int) -> dict[str, object]:
-    junit = ROOT / "reports" / "bench" / f"{suite}-{index}.xml"
+    junit = ROOT / "reports" / "bench" / f"{suite}-{index}.xml"  # one per suite and run: benches may overlap
     junit.parent.mkdir(parents=True, exist_ok=True)
     argv = [sys.executable, "-m", "pytest", "ptl_tests", "-m", suite, "-q", "-rs", "-p", "no:cacheprovider"]
     argv += ["--junitxml", str(junit)]
@@ -55,6 +55,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("suites", nargs="*", metavar="SUITE", help=f"suite markers: {', '.join(SUITES)} (default: all)")
     parser.add_argument("--runs", type=int, default=2, help="consecutive runs of each suite (default 2)")
+    parser.add_argument("--out", type=Path, default=ROOT / "reports" / "bench-suites.json", help="results file")
     args = parser.parse_args()
     if args.runs < 1:
         parser.error("--runs must be at least 1")
@@ -62,12 +63,13 @@ def main() -> int:
     if unknown:
         parser.error(f"unknown suite {', '.join(unknown)}: choose from {', '.join(SUITES)}")
     results = [run_suite(suite, i) for suite in (args.suites or SUITES) for i in range(1, args.runs + 1)]
-    out = ROOT / "reports" / "bench-suites.json"
+    out = args.out.resolve()
+    out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(results, indent=2) + "\n")
     print(f"\n{'suite':<18} {'run':>3}  {'wall':>7}  {'queued':>7}  pytest summary")
     for r in results:
         print(f"{r['suite']:<18} {r['run']:>3}  {r['wall_s']:>6}s  {r['lock_wait_s']:>6}s  {r['summary']}")
-    print(f"written: {out.relative_to(ROOT)}")
+    print(f"written: {out}")
     bad = [r for r in results if r["exit"] != 0 or r["counts"].get("skipped") or r["counts"].get("error")]
     return 1 if bad else 0
 
