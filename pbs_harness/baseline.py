@@ -143,6 +143,43 @@ def phantom_assignments(pbs: Pbs) -> list[str]:
     return out
 
 
+# Body of the stand-in hook that re-sends a deletion to the moms (never enabled, never runs).
+_STAND_IN_HOOK = "import pbs\npbs.event().accept()\n"
+
+
+def stale_mom_hooks(pbs: Pbs) -> dict[str, list[str]]:
+    """Site hooks a mom still holds although the server has no such hook. pbs_mom acknowledges the
+    deletion of an execjob_end hook but keeps it (file and in memory) while any job's end hook runs
+    in the background (src/resmom/requests.c req_del_hookfile); the server then believes it gone."""
+    on_server = set(pbs.hooks.names())
+    found: dict[str, list[str]] = {}
+    for host in pbs.cluster.moms:
+        listing = host.check(["ls", f"{pbs.cluster.pbs_home}/mom_priv/hooks"]).stdout.split()
+        names = {f.removesuffix(".HK") for f in listing if f.endswith(".HK") and not f.startswith("PBS_")}
+        if names - on_server:
+            found[host.name] = sorted(names - on_server)
+    return found
+
+
+def repair_stale_mom_hooks(pbs: Pbs, timeout: float = 60) -> str | None:
+    """Delete mom-only hooks the PBS way (create a disabled stand-in of the same name on the server,
+    delete it: the server sends the deletion to every mom again, now that no end hook runs).
+    Returns what was repaired, or None when there was nothing to do."""
+    stale = stale_mom_hooks(pbs)
+    if not stale:
+        return None
+    for name in sorted({n for names in stale.values() for n in names}):
+        pbs.hooks.create(name, _STAND_IN_HOOK, {"event": "execjob_end", "enabled": False})
+        pbs.hooks.delete(name)
+    try:
+        wait_until(lambda: stale_mom_hooks(pbs), lambda s: not s, timeout=timeout, describe="no mom-only hooks")
+        outcome = "deleted again through the server"
+    except WaitTimeout as exc:
+        outcome = f"still there: {exc.last}"
+    seen = "; ".join(f"{host}: {', '.join(names)}" for host, names in sorted(stale.items()))
+    return f"hooks left on moms after the server deleted them ({seen}): {outcome}"
+
+
 def restore(pbs: Pbs, base: Snapshot, timeout: float = 90, repaired: Callable[[str], None] | None = None) -> list[str]:
     """Bring the cluster back to `base`; returns what is still different afterwards.
 
@@ -158,6 +195,12 @@ def restore(pbs: Pbs, base: Snapshot, timeout: float = 90, repaired: Callable[[s
     left = _wait_for(pbs, base, timeout)
     if left or pbs.jobs.all(history=False):
         return left
+    mom_hooks = repair_stale_mom_hooks(pbs)
+    if mom_hooks is not None:
+        if repaired is not None:
+            repaired(mom_hooks)
+        if "still there" in mom_hooks:
+            left.append(mom_hooks)
     try:  # assignments of just-deleted jobs drain within a few server cycles
         wait_until(lambda: phantom_assignments(pbs), lambda p: not p, timeout=10, describe="no phantom assignments")
     except WaitTimeout as exc:

@@ -33,10 +33,10 @@ pid = os.fork()
 if pid == 0:
     name("pbs_mom")
     got = os.read(r, 8)           # 7 bytes: readpipe() then asks for the 8th
-    print(len(got), flush=True)
+    print(f"read={len(got)}", flush=True)
     os.read(r, 8 - len(got))      # blocks: the writer stays open
     os._exit(0)
-print(pid, flush=True)
+print(f"pid={pid}", flush=True)
 time.sleep(60)
 """
 
@@ -44,8 +44,10 @@ time.sleep(60)
 def test_proc_reader_sees_a_starter_blocked_in_a_half_read_size() -> None:
     proc = subprocess.Popen([sys.executable, "-c", BLOCKED_STARTER], stdout=subprocess.PIPE, text=True)
     try:
-        child = int(proc.stdout.readline())
-        assert proc.stdout.readline().strip() == "7"
+        # Parent and child print in either order.
+        said = dict(proc.stdout.readline().strip().split("=") for _ in range(2))
+        child = int(said["pid"])
+        assert said["read"] == "7"
         deadline = time.monotonic() + 10
         found: list[dict] = []
         while time.monotonic() < deadline:
