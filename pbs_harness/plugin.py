@@ -95,8 +95,10 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     return report
 
 
-def _unavailable_reason(config: pytest.Config) -> str | None:
-    """Why the acceptance suites cannot run here, or None when they can."""
+def _unavailable_reason(config: pytest.Config, *, reach: bool = True) -> str | None:
+    """Why the acceptance suites cannot run here, or None when they can. `reach=False` leaves out
+    the SSH reachability check: a session queued for the lock must not judge the cluster while
+    another session has a host partitioned or paused on purpose."""
     try:
         path = project.inventory_path(config.getoption("--inventory"))
     except HarnessError as exc:
@@ -118,10 +120,21 @@ def _unavailable_reason(config: pytest.Config) -> str | None:
                 f"OpenPBS is not installed ({prefix}/bin/qstat missing): install it (official packages, or by hand "
                 "per its INSTALL) and run `pbs-harness up`"
             )
+    return _unreachable_reason(inv) if reach else None
+
+
+def _unreachable_reason(inv: inventory_mod.Inventory) -> str | None:
     try:
         inventory_mod.check_reachable(inv, timeout=5)
     except HarnessError as exc:
-        return f"cluster not reachable ({exc.message}): run `pbs-harness up` first"
+        if not inv.is_local_cluster:
+            return f"cluster not reachable ({exc.message}): run `pbs-harness up` first"
+        # A killed run can leave a local host paused or cut off: heal, then judge.
+        _heal_local_hosts(list(inv.hosts))
+        try:
+            inventory_mod.check_reachable(inv, timeout=5)
+        except HarnessError as again:
+            return f"cluster not reachable ({again.message}): run `pbs-harness up` first"
     return None
 
 
@@ -169,7 +182,7 @@ def pytest_runtestloop(session: pytest.Session) -> Iterator[object]:
     config = session.config
     if session.config.option.collectonly or not any(_uses_cluster(i) for i in session.items):
         return (yield)
-    if _unavailable_reason(config) is not None:
+    if _unavailable_reason(config, reach=False) is not None:
         return (yield)  # the inventory fixture skips the tests with the reason
     inv = inventory_mod.load(project.inventory_path(config.getoption("--inventory")))
     reporter = config.pluginmanager.get_plugin("terminalreporter")
@@ -187,13 +200,11 @@ def pbs(cluster: Cluster) -> Pbs:
     return Pbs(cluster)
 
 
-def _heal_local_hosts(cluster: Cluster) -> None:
-    """Undo faults a previous, killed run may have left (Jepsen: heal in setup too)."""
-    if not cluster.inventory.is_local_cluster:
-        return
+def _heal_local_hosts(names: list[str]) -> None:
+    """Undo faults a previous, killed run may have left on local hosts (Jepsen: heal in setup too)."""
     from pbs_harness.localcluster import hostproc, network, provider
 
-    for name in cluster.hosts:
+    for name in names:
         spec = provider.host(name)
         hostproc.resume(spec)
         network.heal(spec)
@@ -237,7 +248,8 @@ def _environment(pbs: Pbs) -> dict[str, object]:
 @pytest.fixture(scope="session")
 def baseline(pbs: Pbs, pytestconfig: pytest.Config) -> baseline_mod.Snapshot:
     """Snapshot of the deployed cluster at session start, after healing leftovers of killed runs."""
-    _heal_local_hosts(pbs.cluster)
+    if pbs.cluster.inventory.is_local_cluster:
+        _heal_local_hosts(list(pbs.cluster.hosts))
     if pytestconfig.pluginmanager.has_plugin("pbs_harness.conformance.recorder"):
         from pbs_harness.conformance import recorder
 

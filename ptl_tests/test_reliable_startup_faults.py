@@ -27,6 +27,7 @@ from pbs_harness import baseline
 from pbs_harness.evidence.logs import LogReader
 from pbs_harness.faults.hookbodies import failing_hook_body
 from pbs_harness.pbs.parsers import size_kb
+from pbs_harness.waits import wait_until
 from ptl_tests.admin_suspend_helpers import restart_server
 from ptl_tests.reliable_startup_helpers import (
     BADSTATE,
@@ -249,6 +250,54 @@ def test_join_alarm_bounds_the_wait_for_a_silent_sister(pbs, cluster, nemesis, k
         ),
         evidence=f"{exceeded.raw} / launch vnode_list_fail: [] / {kit.pruning(job_id)[1]}",
     )
+
+
+def assigned(resources: dict) -> tuple[int, int]:
+    """(ncpus, mem in kb) of a resources_assigned attribute (absent counts as 0)."""
+    return int(resources.get("ncpus", 0)), size_kb(resources.get("mem", 0))
+
+
+@pytest.mark.spec("RJS-1", "RJS-5")
+def test_qrerun_of_a_job_waiting_on_a_silent_sister(pbs, cluster, nemesis, kit) -> None:
+    """PTL t18: a tolerant job waits in R/41 on a sister whose execjob_begin hook sleeps. qrerun
+    (scheduling off) puts it back in Q and gives everything back: its vnodes are free, the server
+    and the queue have nothing assigned. Scheduling on: it runs again, waits out the join alarm on
+    the same silent sister and is pruned without it (run_count 2)."""
+    alarm, silent = 10, kit.chunk_hosts[2]
+    set_mom_options(pbs, cluster, MS, {JOIN_ALARM: alarm, LAUNCH_DELAY: 20})
+    fault = nemesis.reject_hook("execjob_begin", (silent,), how="sleep", seconds=alarm + 10)
+    install(pbs, cluster, {"fb_pad": pad_hook(), "fb_launch": prune_hook()}, [fault])
+
+    job_id = kit.submit()
+    waiting = wait_prerun_on(kit, job_id, silent)
+    # The server writes 'S' once the primary accepted the job, while it waits on its sisters.
+    first_start = kit.start_records(job_id, "S")["S"].fields["exec_vnode"]
+    assert first_start == waiting["exec_vnode"], (first_start, waiting["exec_vnode"])
+    pbs.server.set({"scheduling": False})
+    try:
+        rerun = pbs.jobs.rerun(job_id)
+        assert rerun.ok, rerun.stderr
+        rerun_at = datetime.now() - timedelta(seconds=1)
+        pbs.jobs.wait(job_id, job_state="Q", timeout=alarm + 30)
+        pbs.nodes.wait_state(hosts_of(waiting["exec_vnode"]), "free", timeout=30)
+        assert assigned(pbs.server.status().get("resources_assigned", {})) == (0, 0)
+        assert assigned(pbs.server.queues()["workq"].get("resources_assigned", {})) == (0, 0)
+    finally:
+        pbs.server.set({"scheduling": True})
+
+    exceeded = kit.mom.expect(f"Job;{job_id};{JOIN_ALARM_EXCEEDED.format(secs=alarm)}", rerun_at, timeout=alarm + 60)
+    job = pbs.jobs.wait(job_id, job_state="R", substate=RUNNING, timeout=60)
+    assert int(job["run_count"]) == 2, job["run_count"]
+    starts = wait_until(
+        lambda: kit.accounting.of(job_id, "S", kit.since),
+        lambda recs: len(recs) == 2,
+        timeout=30,
+        describe=f"two 'S' records of {job_id}",
+    )
+    second_start = starts[1].fields["exec_vnode"]
+    assert silent in hosts_of(second_start), (second_start, exceeded.raw)
+    keep = job["Resource_List"]["site"]
+    assert_assignment(job, expected_prune(second_start, keep, [silent]), keep)
 
 
 # ---------------------------------------------------------------------------------------------
