@@ -40,6 +40,8 @@ def run_suite(suite: str, index: int) -> dict[str, object]:
     start = time.monotonic()
     proc = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, check=False)
     wall = time.monotonic() - start
+    # The whole output next to the junit file: warnings (baseline repairs) and failures are read there.
+    junit.with_suffix(".log").write_text(proc.stdout + proc.stderr)
     found = SUMMARY.findall(proc.stdout)
     summary = f"{found[-1][0]} in {found[-1][1]}s" if found else "(no pytest summary line)"
     counts = {word: int(n) for n, word in COUNT.findall(found[-1][0])} if found else {}
