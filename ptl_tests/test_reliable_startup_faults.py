@@ -257,8 +257,12 @@ def assigned(resources: dict) -> tuple[int, int]:
     return int(resources.get("ncpus", 0)), size_kb(resources.get("mem", 0))
 
 
-class RerunNotHonoured(AssertionError):
-    """qrerun of a job waiting on its sisters did not requeue it: the primary started it anyway."""
+# docs/suites/reliable_startup.md, "qrerun of a job waiting on its sisters is not honoured"
+RERUN_NOT_HONOURED = (
+    "OpenPBS defect (intermittent): qrerun of a tolerant job waiting in R/41 on a silent sister is not "
+    "honoured; the primary logs 'signal job with Rerun' and 'kill_job', then prunes and starts the job "
+    "when $sister_join_job_alarm expires; qrerun times out ('Job rerun request still in progress')."
+)
 
 
 def delete_until_gone(pbs, job_id: str, timeout: float = 90) -> None:
@@ -273,20 +277,12 @@ def delete_until_gone(pbs, job_id: str, timeout: float = 90) -> None:
 
 
 @pytest.mark.spec("RJS-1", "RJS-5")
-@pytest.mark.xfail(
-    strict=True,
-    raises=RerunNotHonoured,
-    reason="OpenPBS 23.06.06: qrerun of a tolerant job waiting in R/41 on a silent sister is not honoured. "
-    "The primary logs 'signal job with Rerun' and 'kill_job', then, when $sister_join_job_alarm expires, "
-    "prunes and starts the job anyway ('Started, pid = N', the server gets the session id: R/42); qrerun "
-    "answers 'Response timed out. Job rerun request still in progress' (rc 163) and a first qdel -W force "
-    "only says 'deleting instead of rerunning'. Seen 23:37, job 292 (PTL t18 expects Q and a new run).",
-)
 def test_qrerun_of_a_job_waiting_on_a_silent_sister(pbs, cluster, nemesis, kit) -> None:
     """PTL t18: a tolerant job waits in R/41 on a sister whose execjob_begin hook sleeps. qrerun
     (scheduling off) puts it back in Q and gives everything back: its vnodes are free, the server
     and the queue have nothing assigned. Scheduling on: it runs again, waits out the join alarm on
-    the same silent sister and is pruned without it (run_count 2)."""
+    the same silent sister and is pruned without it (run_count 2). When OpenPBS instead starts the
+    job despite the rerun (a known intermittent defect), the test is an xfail showing the lines."""
     alarm, silent = 10, kit.chunk_hosts[2]
     set_mom_options(pbs, cluster, MS, {JOIN_ALARM: alarm, LAUNCH_DELAY: 20})
     fault = nemesis.reject_hook("execjob_begin", (silent,), how="sleep", seconds=alarm + 10)
@@ -306,9 +302,10 @@ def test_qrerun_of_a_job_waiting_on_a_silent_sister(pbs, cluster, nemesis, kit) 
             started = kit.mom.expect(f"Job;{job_id};Started, pid = ", rerun_at, timeout=alarm + 30)
             now = pbs.jobs.status(job_id)
             delete_until_gone(pbs, job_id)
-            raise RerunNotHonoured(
-                f"qrerun rc {rerun.rc}: {rerun.stderr.strip()}; primary: {signalled.raw} / {started.raw}; "
-                f"job then {now.get('job_state')}/{now.get('substate')}"
+            # Seen in 2 of 3 runs, so not a strict xfail: an xfail only with this exact evidence.
+            pytest.xfail(
+                f"{RERUN_NOT_HONOURED} Observed: qrerun rc {rerun.rc}: {rerun.stderr.strip()}; primary: "
+                f"{signalled.raw} / {started.raw}; job then {now.get('job_state')}/{now.get('substate')}"
             )
         pbs.jobs.wait(job_id, job_state="Q", timeout=alarm + 30)
         pbs.nodes.wait_state(hosts_of(waiting["exec_vnode"]), "free", timeout=30)
