@@ -162,21 +162,36 @@ def stale_mom_hooks(pbs: Pbs) -> dict[str, list[str]]:
 
 
 def repair_stale_mom_hooks(pbs: Pbs, timeout: float = 60) -> str | None:
-    """Delete mom-only hooks the PBS way (create a disabled stand-in of the same name on the server,
-    delete it: the server sends the deletion to every mom again, now that no end hook runs).
-    Returns what was repaired, or None when there was nothing to do."""
+    """Delete mom-only hooks the PBS way, and say which were really left behind.
+
+    A hook the server is still deleting on the moms (its name "pending delete") is ordinary
+    propagation: it is waited for, not repaired. A name the server lets us create again was
+    forgotten by the server while a mom kept it: a disabled stand-in of that name is created and
+    deleted, so the server sends the deletion to every mom again (no end hook runs by now).
+    Returns what was repaired (None when nothing was left behind); "still there" if it did not help."""
     stale = stale_mom_hooks(pbs)
     if not stale:
         return None
-    for name in sorted({n for names in stale.values() for n in names}):
-        pbs.hooks.create(name, _STAND_IN_HOOK, {"event": "execjob_end", "enabled": False})
+    forgotten = [
+        name
+        for name in sorted({n for names in stale.values() for n in names})
+        if pbs.hooks.create_unless_pending(name, _STAND_IN_HOOK, {"event": "execjob_end", "enabled": False})
+    ]
+    for name in forgotten:
         pbs.hooks.delete(name)
     try:
         wait_until(lambda: stale_mom_hooks(pbs), lambda s: not s, timeout=timeout, describe="no mom-only hooks")
         outcome = "deleted again through the server"
     except WaitTimeout as exc:
         outcome = f"still there: {exc.last}"
-    seen = "; ".join(f"{host}: {', '.join(names)}" for host, names in sorted(stale.items()))
+        forgotten = forgotten or sorted({n for names in exc.last.values() for n in names})  # type: ignore[union-attr]
+    if not forgotten:
+        return None  # only deletions still on their way, now arrived
+    seen = "; ".join(
+        f"{host}: {', '.join(n for n in names if n in forgotten)}"
+        for host, names in sorted(stale.items())
+        if set(names) & set(forgotten)
+    )
     return f"hooks left on moms after the server deleted them ({seen}): {outcome}"
 
 

@@ -35,6 +35,20 @@ class Hooks(PbsCommands):
         if config is not None:
             self.import_file(name, config, "application/x-config")
 
+    def create_unless_pending(self, name: str, body: str, attrs: Mapping[str, object]) -> bool:
+        """Create hook `name` like `create`, unless the server is still delivering a deletion of that
+        name to the moms ("hook name 'X' is pending delete"): then nothing happens and it says False."""
+        res = self.run("qmgr", "-c", f"create hook {name}")
+        if not res.ok:
+            if "pending delete" in res.stderr:
+                return False
+            raise CommandError(res)
+        items = ",".join(f"{k}={qmgr_value(v)}" for k, v in attrs.items())
+        if items:
+            self._qmgr(f"set hook {name} {items}")
+        self.import_file(name, body, "application/x-python")
+        return True
+
     def _create(self, name: str, timeout: float = 120) -> None:
         """`create hook NAME`, waiting while a deletion of that name is still pending: the server
         keeps a deleted mom hook until every mom acknowledged it, and a mom that was just paused or

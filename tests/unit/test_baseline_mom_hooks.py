@@ -10,18 +10,30 @@ from pbs_harness import baseline
 
 
 class FakeServerHooks:
-    def __init__(self, names: set[str], moms: dict[str, set[str]], mom_ignores_delete: bool = False) -> None:
-        self.server, self.moms, self.ignores = set(names), moms, mom_ignores_delete
+    def __init__(
+        self,
+        names: set[str],
+        moms: dict[str, set[str]],
+        mom_ignores_delete: bool = False,
+        pending: frozenset[str] = frozenset(),
+    ) -> None:
+        self.server, self.moms, self.ignores, self.pending = set(names), moms, mom_ignores_delete, set(pending)
         self.created: list[tuple[str, dict]] = []
 
     def names(self) -> list[str]:
         return sorted(self.server)
 
-    def create(self, name: str, body: str, attrs: dict) -> None:
+    def create_unless_pending(self, name: str, body: str, attrs: dict) -> bool:
+        if name in self.pending:  # the server is still delivering its deletion: it arrives now
+            self.pending.discard(name)
+            for files in self.moms.values():
+                files -= {f"{name}.HK", f"{name}.PY"}
+            return False
         self.created.append((name, attrs))
         self.server.add(name)
         for files in self.moms.values():
             files |= {f"{name}.HK", f"{name}.PY"}
+        return True
 
     def delete(self, name: str) -> None:
         self.server.discard(name)
@@ -65,3 +77,17 @@ def test_a_mom_that_still_ignores_the_deletion_is_reported() -> None:
     said = baseline.repair_stale_mom_hooks(fake_pbs(hooks), timeout=0.5)  # type: ignore[arg-type]
     assert said is not None
     assert "still there: {'pbsh02': ['rd_end']}" in said
+
+
+def test_a_deletion_still_on_its_way_is_waited_for_not_repaired() -> None:
+    moms = {"pbsh02": {"fb_launch_1a2b.HK", "rd_end.HK"}, "pbsh03": {"fb_launch_1a2b.HK"}}
+    hooks = FakeServerHooks(set(), moms, pending={"fb_launch_1a2b"})
+    said = baseline.repair_stale_mom_hooks(fake_pbs(hooks), timeout=1)  # type: ignore[arg-type]
+    assert said == "hooks left on moms after the server deleted them (pbsh02: rd_end): deleted again through the server"
+    assert [name for name, _ in hooks.created] == ["rd_end"]
+
+
+def test_only_pending_deletions_say_nothing() -> None:
+    hooks = FakeServerHooks(set(), {"pbsh02": {"fb_launch_1a2b.HK"}}, pending={"fb_launch_1a2b"})
+    assert baseline.repair_stale_mom_hooks(fake_pbs(hooks), timeout=1) is None  # type: ignore[arg-type]
+    assert hooks.created == []
