@@ -161,38 +161,41 @@ def stale_mom_hooks(pbs: Pbs) -> dict[str, list[str]]:
     return found
 
 
-def repair_stale_mom_hooks(pbs: Pbs, timeout: float = 60) -> str | None:
-    """Delete mom-only hooks the PBS way, and say which were really left behind.
+@dataclass(frozen=True)
+class MomHookRepair:
+    """What repair_stale_mom_hooks did: the hooks moms had kept, and whether they are gone now."""
+
+    kept: dict[str, list[str]]
+    still_there: dict[str, list[str]]
+
+    def describe(self) -> str:
+        seen = "; ".join(f"{host}: {', '.join(names)}" for host, names in sorted(self.kept.items()))
+        outcome = f"still there: {self.still_there}" if self.still_there else "deleted again through the server"
+        return f"hooks left on moms after the server deleted them ({seen}): {outcome}"
+
+
+def repair_stale_mom_hooks(pbs: Pbs, timeout: float = 60) -> MomHookRepair | None:
+    """Delete mom-only hooks the PBS way; None when no mom had kept one.
 
     A hook the server is still deleting on the moms (its name "pending delete") is ordinary
     propagation: it is waited for, not repaired. A name the server lets us create again was
     forgotten by the server while a mom kept it: a disabled stand-in of that name is created and
-    deleted, so the server sends the deletion to every mom again (no end hook runs by now).
-    Returns what was repaired (None when nothing was left behind); "still there" if it did not help."""
+    deleted, so the server sends the deletion to every mom again (no end hook runs by now)."""
     stale = stale_mom_hooks(pbs)
-    if not stale:
-        return None
-    forgotten = [
-        name
-        for name in sorted({n for names in stale.values() for n in names})
-        if pbs.hooks.create_unless_pending(name, _STAND_IN_HOOK, {"event": "execjob_end", "enabled": False})
-    ]
-    for name in forgotten:
+    names = sorted({n for found in stale.values() for n in found})
+    stand_in = {"event": "execjob_end", "enabled": False}
+    forgotten = {n for n in names if pbs.hooks.create_unless_pending(n, _STAND_IN_HOOK, stand_in)}
+    for name in sorted(forgotten):
         pbs.hooks.delete(name)
+    still: dict[str, list[str]] = {}
     try:
-        wait_until(lambda: stale_mom_hooks(pbs), lambda s: not s, timeout=timeout, describe="no mom-only hooks")
-        outcome = "deleted again through the server"
+        if stale:
+            wait_until(lambda: stale_mom_hooks(pbs), lambda s: not s, timeout=timeout, describe="no mom-only hooks")
     except WaitTimeout as exc:
-        outcome = f"still there: {exc.last}"
-        forgotten = forgotten or sorted({n for names in exc.last.values() for n in names})  # type: ignore[union-attr]
-    if not forgotten:
-        return None  # only deletions still on their way, now arrived
-    seen = "; ".join(
-        f"{host}: {', '.join(n for n in names if n in forgotten)}"
-        for host, names in sorted(stale.items())
-        if set(names) & set(forgotten)
-    )
-    return f"hooks left on moms after the server deleted them ({seen}): {outcome}"
+        still = exc.last  # type: ignore[assignment]
+    kept = {host: [n for n in found if n in forgotten] for host, found in stale.items()}
+    kept = {host: found for host, found in kept.items() if found}
+    return MomHookRepair(kept, still) if kept or still else None
 
 
 def restore(pbs: Pbs, base: Snapshot, timeout: float = 90, repaired: Callable[[str], None] | None = None) -> list[str]:
@@ -213,9 +216,9 @@ def restore(pbs: Pbs, base: Snapshot, timeout: float = 90, repaired: Callable[[s
     mom_hooks = repair_stale_mom_hooks(pbs)
     if mom_hooks is not None:
         if repaired is not None:
-            repaired(mom_hooks)
-        if "still there" in mom_hooks:
-            left.append(mom_hooks)
+            repaired(mom_hooks.describe())
+        if mom_hooks.still_there:
+            left.append(mom_hooks.describe())
     try:  # assignments of just-deleted jobs drain within a few server cycles
         wait_until(lambda: phantom_assignments(pbs), lambda p: not p, timeout=10, describe="no phantom assignments")
     except WaitTimeout as exc:

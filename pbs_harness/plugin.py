@@ -264,7 +264,7 @@ def baseline(pbs: Pbs, pytestconfig: pytest.Config) -> baseline_mod.Snapshot:
     # Hooks an earlier run deleted but a mom kept (see baseline.stale_mom_hooks).
     leftover = baseline_mod.repair_stale_mom_hooks(pbs)
     if leftover is not None:
-        _warn_repair(f"at session start: {leftover}")
+        _warn_repair(f"at session start: {leftover.describe()}")
     if _dirty(snap):
         pytest.fail(
             "cluster is not at a clean baseline at session start (" + "; ".join(_dirty(snap)) + "); "

@@ -28,6 +28,10 @@ class Hooks(PbsCommands):
         if name in self.names():
             self.delete(name)
         self._create(name)
+        self._fill(name, body, attrs, config)
+
+    def _fill(self, name: str, body: str, attrs: Mapping[str, object], config: str | None = None) -> None:
+        """Attributes, body and config of a just-created hook."""
         items = ",".join(f"{k}={qmgr_value(v)}" for k, v in attrs.items())
         if items:
             self._qmgr(f"set hook {name} {items}")
@@ -43,10 +47,7 @@ class Hooks(PbsCommands):
             if "pending delete" in res.stderr:
                 return False
             raise CommandError(res)
-        items = ",".join(f"{k}={qmgr_value(v)}" for k, v in attrs.items())
-        if items:
-            self._qmgr(f"set hook {name} {items}")
-        self.import_file(name, body, "application/x-python")
+        self._fill(name, body, attrs)
         return True
 
     def _create(self, name: str, timeout: float = 120) -> None:

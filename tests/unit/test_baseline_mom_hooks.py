@@ -60,7 +60,11 @@ def test_mom_only_hook_is_found_and_deleted_again_through_the_server() -> None:
     pbs = fake_pbs(hooks)
     assert baseline.stale_mom_hooks(pbs) == {"pbsh02": ["rd_end"]}  # type: ignore[arg-type]
     said = baseline.repair_stale_mom_hooks(pbs, timeout=1)  # type: ignore[arg-type]
-    assert said == "hooks left on moms after the server deleted them (pbsh02: rd_end): deleted again through the server"
+    assert said is not None
+    assert said.kept == {"pbsh02": ["rd_end"]}
+    assert said.describe() == (
+        "hooks left on moms after the server deleted them (pbsh02: rd_end): deleted again through the server"
+    )
     assert hooks.created == [("rd_end", {"event": "execjob_end", "enabled": False})]
     assert "rd_end.HK" not in moms["pbsh02"]
     assert "rd_end" not in hooks.server
@@ -76,14 +80,19 @@ def test_a_mom_that_still_ignores_the_deletion_is_reported() -> None:
     hooks = FakeServerHooks(set(), {"pbsh02": {"rd_end.HK"}}, mom_ignores_delete=True)
     said = baseline.repair_stale_mom_hooks(fake_pbs(hooks), timeout=0.5)  # type: ignore[arg-type]
     assert said is not None
-    assert "still there: {'pbsh02': ['rd_end']}" in said
+    assert said.still_there == {"pbsh02": ["rd_end"]}
+    assert "still there: {'pbsh02': ['rd_end']}" in said.describe()
 
 
 def test_a_deletion_still_on_its_way_is_waited_for_not_repaired() -> None:
     moms = {"pbsh02": {"fb_launch_1a2b.HK", "rd_end.HK"}, "pbsh03": {"fb_launch_1a2b.HK"}}
     hooks = FakeServerHooks(set(), moms, pending={"fb_launch_1a2b"})
     said = baseline.repair_stale_mom_hooks(fake_pbs(hooks), timeout=1)  # type: ignore[arg-type]
-    assert said == "hooks left on moms after the server deleted them (pbsh02: rd_end): deleted again through the server"
+    assert said is not None
+    assert said.kept == {"pbsh02": ["rd_end"]}
+    assert said.describe() == (
+        "hooks left on moms after the server deleted them (pbsh02: rd_end): deleted again through the server"
+    )
     assert [name for name, _ in hooks.created] == ["rd_end"]
 
 

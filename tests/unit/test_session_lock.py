@@ -65,13 +65,18 @@ def _queue_then_hold(lock_dir: str, name: str, order, hold_s: float) -> None:
 def test_waiters_are_served_in_arrival_order(tmp_path, monkeypatch):
     monkeypatch.setattr(session_lock, "LOCK_DIR", tmp_path)
     holder = _holder(tmp_path, 1.5)
+    queue = session_lock.lock_path("srv@10.0.0.1").with_suffix(".queue")
     order = multiprocessing.Queue()
     waiters = []
     for name in ("first", "second", "third"):
         w = multiprocessing.Process(target=_queue_then_hold, args=(str(tmp_path), name, order, 0.2))
         w.start()
         waiters.append(w)
-        time.sleep(0.3)  # arrival order is what is under test
+        # Arrival order is what is under test: the next waiter starts once this one's ticket is queued.
+        deadline = time.monotonic() + 10
+        while len(list(queue.iterdir())) < len(waiters) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert len(list(queue.iterdir())) == len(waiters)
     for w in [holder, *waiters]:
         w.join(20)
     assert [order.get(timeout=1) for _ in waiters] == ["first", "second", "third"]
