@@ -22,6 +22,7 @@ import pytest
 from pbs_harness import baseline as baseline_mod
 from pbs_harness import defects, project, session_lock
 from pbs_harness import inventory as inventory_mod
+from pbs_harness import topology as topology_mod
 from pbs_harness.cluster import Cluster
 from pbs_harness.errors import HarnessError
 from pbs_harness.evidence import collect
@@ -198,6 +199,13 @@ def pytest_runtestloop(session: pytest.Session) -> Iterator[object]:
 @pytest.fixture(scope="session")
 def pbs(cluster: Cluster) -> Pbs:
     return Pbs(cluster)
+
+
+@pytest.fixture(scope="session")
+def topology(inventory: inventory_mod.Inventory, pbs: Pbs) -> topology_mod.Topology:
+    """Which host plays which part (server, plain hosts, multi-vnode host, resource hosts, users):
+    suites ask it by role and never name a host."""
+    return topology_mod.build(inventory, pbs.nodes.all())
 
 
 def _heal_local_hosts(names: list[str]) -> None:

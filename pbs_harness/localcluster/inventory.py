@@ -10,7 +10,7 @@ import shlex
 from pathlib import Path
 from typing import Any
 
-from pbs_harness.localcluster import sshkeys, state
+from pbs_harness.localcluster import roles, sshkeys, state
 
 
 def inventory(root: Path | None = None) -> dict[str, Any]:
@@ -48,10 +48,11 @@ def inventory(root: Path | None = None) -> dict[str, Any]:
         for h in spec.hosts
     }
     names = [h.name for h in spec.hosts]
+    parts = roles.group_vars(names)  # which host is the multi-vnode one, which offers localssd
     return {
         "_meta": {"hostvars": hostvars},
         "all": {"children": ["pbs_server", "pbs_moms", "pbs_clients"]},
-        "pbs_server": {"hosts": names[:1]},
-        "pbs_moms": {"hosts": names},
+        "pbs_server": {"hosts": names[:1], "vars": parts["pbs_server"]},
+        "pbs_moms": {"hosts": names, "vars": parts["pbs_moms"]},
         "pbs_clients": {"hosts": names[:1]},
     }
