@@ -25,7 +25,11 @@ EXIT_CODES: tuple[tuple[int, str], ...] = (
         "missing programs, subnet in use",
     ),
     (EXIT_UNREACHABLE, "a host did not answer (TCP or SSH login) in time"),
-    (EXIT_NOTHING_TESTED, "`test` ran no acceptance test: none collected or selected, or every one skipped"),
+    (
+        EXIT_NOTHING_TESTED,
+        "`test` ran no acceptance test: none collected or selected, or every one skipped (for hosts that do not "
+        "answer: 4; for OpenPBS missing: 3)",
+    ),
     (EXIT_INTERRUPTED, "interrupted (Ctrl-C, SIGTERM); the running test's faults are healed first"),
 )
 
