@@ -58,8 +58,9 @@ def ssh_probe(host: InventoryHost, command: str, timeout: float) -> str:
         remote.close()
 
 
-def check_openpbs_remote(inv: Inventory, within: float = SSH_WITHIN, probe: Probe = ssh_probe) -> None:
+def check_openpbs_remote(inv: Inventory, within: float = SSH_WITHIN, probe: Probe | None = None) -> None:
     """Every host accepts the harness's SSH login and has its role's OpenPBS programs, within `within` s."""
+    probe = probe or ssh_probe
     deadline = time.monotonic() + within
     missing: dict[str, list[str]] = {}
     refused: dict[str, str] = {}
