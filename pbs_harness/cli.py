@@ -137,6 +137,8 @@ def cmd_verify(args: argparse.Namespace, inv=None) -> int:
     inv = inv or _inventory(args)
     _progress("verifying hosts (testinfra)")
     rc = verify.run(inv)
+    if rc in (2, -2, -15):  # pytest's "interrupted", or stopped by SIGINT/SIGTERM
+        return errors.EXIT_INTERRUPTED
     _progress("verify: all checks passed" if rc == 0 else f"verify: checks failed (pytest rc={rc})")
     return errors.EXIT_OK if rc == 0 else errors.EXIT_FAILED
 
