@@ -418,6 +418,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    import logging
+
+    # paramiko logs a traceback for every SSH connection that fails; the harness reports those
+    # failures itself, naming the host. A handler of its own keeps Python from printing them.
+    paramiko_log = logging.getLogger("paramiko")
+    if not paramiko_log.handlers:
+        paramiko_log.addHandler(logging.NullHandler())
     parser = build_parser()
     try:
         # `test` passes whatever it does not know to pytest (e.g. `pbs-harness test -q -k smoke`).

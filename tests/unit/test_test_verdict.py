@@ -11,17 +11,24 @@
 
 from __future__ import annotations
 
+import logging
+import os
 import socket
+import subprocess
+import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import paramiko
 import pytest
+import yaml
 
 from pbs_harness import errors, precheck, testrun
 from pbs_harness.inventory import Inventory, InventoryHost
 from pbs_harness.plugin import _unreachable_reason
-from tests.unit.badinput import assert_refused, fake_ansible_inventory, host_vars, listing, run_cli, snapshot
+from tests.unit.badinput import ROOT, assert_refused, fake_ansible_inventory, host_vars, listing, run_cli, snapshot
 
 
 def results(*outcomes: str, reason: str = "Skipped: needs 3 moms, the cluster has 2") -> dict:
@@ -114,8 +121,18 @@ def test_unreachable_vms_fail_fast_without_local_advice(
     assert snapshot(tmp_root / "reports") == kept  # pytest never started: the last run's reports stand
 
 
-def test_silent_ssh_on_many_hosts_is_bounded(silent_port: int) -> None:
-    """60 hosts whose SSH port accepts and never answers: the real SSH layer gives up on all at once."""
+def wait_for_ssh_threads(within: float) -> None:
+    """Let the SSH transports the probe gave up on end (by their own banner timeout) inside this test."""
+    deadline = time.monotonic() + within
+    while any(isinstance(t, paramiko.Transport) for t in threading.enumerate()):
+        assert time.monotonic() < deadline, "SSH transports outlived their timeout"
+        time.sleep(0.1)
+
+
+def test_silent_ssh_on_many_hosts_is_bounded(silent_port: int, caplog: pytest.LogCaptureFixture) -> None:
+    """60 hosts whose SSH port accepts and never answers: the real SSH layer gives up on all at once.
+    paramiko's own log of each failed banner is left out, as the CLI leaves it out (see below)."""
+    caplog.set_level(logging.CRITICAL, logger="paramiko")
     names = [f"h{i:02d}" for i in range(60)]
     hosts = {n: InventoryHost(n, host_vars("127.0.0.1", silent_port), frozenset()) for n in names}
     inv = Inventory(Path("vms"), hosts, {"pbs_server": ["h00"], "pbs_moms": names})
@@ -126,6 +143,51 @@ def test_silent_ssh_on_many_hosts_is_bounded(silent_port: int) -> None:
     assert all(f"{n} (127.0.0.1:{silent_port})" in err.value.message for n in names)
     assert "check ansible_user, ansible_ssh_private_key_file and the pinned host keys" in err.value.hint
     assert "pbs-harness up" not in err.value.hint
+    wait_for_ssh_threads(10)
+
+
+@pytest.fixture
+def rude_port() -> Iterator[int]:
+    """A loopback port whose server accepts each connection and closes it at once (no SSH banner)."""
+    server = socket.create_server(("127.0.0.1", 0))
+    server.settimeout(0.2)
+    stop = threading.Event()
+
+    def serve() -> None:
+        while not stop.is_set():
+            try:
+                conn, _ = server.accept()
+            except TimeoutError:
+                continue
+            conn.close()
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    yield server.getsockname()[1]
+    stop.set()
+    thread.join()
+    server.close()
+
+
+def test_ssh_refused_through_the_command_prints_no_traceback(tmp_root: Path, rude_port: int) -> None:
+    """The real command in its own process, a real inventory file and ansible-inventory, the real SSH
+    layer: paramiko logs a traceback for each dropped connection, and none of it reaches the user."""
+    host = {"ansible_host": "127.0.0.1", "ansible_port": rude_port, "ansible_user": "root"}
+    doc = {"all": {"children": {"pbs_server": {"hosts": {"s1": host}}, "pbs_moms": {"hosts": {"s1": None}}}}}
+    inv = tmp_root.parent / "vms.yml"
+    inv.write_text(yaml.safe_dump(doc))
+    proc = subprocess.run(
+        [sys.executable, "-m", "pbs_harness", "test", "-i", str(inv), "-m", "smoke"],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=ROOT,
+        env=dict(os.environ),
+        timeout=60,
+    )
+    out = proc.stdout + proc.stderr
+    assert_refused(proc.returncode, out, errors.EXIT_UNREACHABLE, f"SSH login failed: s1 (127.0.0.1:{rude_port})")
+    assert "Error reading SSH protocol banner" in out  # paramiko's reason, in the harness's message
 
 
 def test_openpbs_missing_on_the_vms(
