@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +26,10 @@ def run_cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, s
     """Run `pbs-harness ARGV` in this process; its exit code and everything it printed."""
     rc = cli.main(argv)
     captured = capsys.readouterr()
-    return rc, captured.out + captured.err
+    out = captured.out + captured.err
+    # Echoed into the test's captured output, so that `pytest -rA` shows what the user saw.
+    sys.stdout.write(f"$ pbs-harness {' '.join(argv)}\n{out}[exit {rc}]\n")
+    return rc, out
 
 
 def assert_refused(rc: int, out: str, code: int, *needles: str) -> None:
