@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -12,13 +13,18 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pbs_harness import project
-from pbs_harness.errors import HarnessError, UnreachableError
+from pbs_harness.errors import HarnessError, PreconditionError, UnreachableError
 
 RECAP_RE = re.compile(
     r"^(?P<host>\S+)\s+:\s+ok=(?P<ok>\d+)\s+changed=(?P<changed>\d+)\s+unreachable=(?P<unreachable>\d+)\s+"
     r"failed=(?P<failed>\d+)"
 )
 TASK_RE = re.compile(r"^(TASK|PLAY|RUNNING HANDLER) \[(?P<name>.*)\]")
+# ansible-core 2.19 prints each task failure as one line, followed by the task's `Origin: file:line:col`.
+TASK_ERROR_RE = re.compile(r"^\[ERROR\]: Task failed: (?:Action failed: )?(?P<msg>.*)$")
+ORIGIN_RE = re.compile(r"^Origin: (?P<file>[^:<]+)")
+# The preflight's failed SSH check (playbooks/preflight.yml, "Report the unreachable host").
+PREFLIGHT_SSH = "did not answer over SSH within"
 
 
 @dataclass(frozen=True)
@@ -39,6 +45,36 @@ def parse_recap(lines: Sequence[str]) -> dict[str, HostRecap]:
                 m["host"], int(m["ok"]), int(m["changed"]), int(m["unreachable"]), int(m["failed"])
             )
     return recap
+
+
+def task_errors(lines: Sequence[str]) -> list[tuple[str, str]]:
+    """(message, file of the failing task) of each task failure in ansible-playbook's output."""
+    found: list[tuple[str, str]] = []
+    for i, line in enumerate(lines):
+        m = TASK_ERROR_RE.match(line.strip())
+        if m:
+            origin = next(
+                (ORIGIN_RE.match(x.strip()) for x in lines[i + 1 : i + 4] if ORIGIN_RE.match(x.strip())), None
+            )
+            found.append((m["msg"], origin["file"] if origin else ""))
+    return found
+
+
+def _failure(playbook: str, rc: int, result: PlaybookRun, lines: Sequence[str]) -> HarnessError:
+    """The error of a failed run: the preflight's own message for bad input (its last failure), else the hosts."""
+    fix = f"full output: {result.log}"
+    for message, origin in reversed(task_errors(lines)):
+        if Path(origin).name == "preflight.yml":
+            if PREFLIGHT_SSH in message:
+                return UnreachableError(f"{playbook}: preflight: {message}", fix)
+            return PreconditionError(f"{playbook}: preflight: {message}", fix)
+    unreachable = [r.host for r in result.recap.values() if r.unreachable]
+    if unreachable:
+        return UnreachableError(f"{playbook}: unreachable hosts: {', '.join(unreachable)}", fix)
+    failed = [r.host for r in result.recap.values() if r.failed]
+    last = task_errors(lines)[-1:]
+    detail = f": {last[0][0][:600]}" if last else ""
+    return HarnessError(f"{playbook} failed (rc={rc}) on: {', '.join(failed) or 'see log'}{detail}", fix)
 
 
 def _ansible_bin(name: str) -> str:
@@ -74,6 +110,12 @@ def run_playbook(
     env = dict(os.environ, ANSIBLE_CONFIG=str(root / "ansible.cfg"), ANSIBLE_FORCE_COLOR="0", PYTHONUNBUFFERED="1")
     start = time.monotonic()
     lines: list[str] = []
+    if not shutil.which(argv[0]):  # checked before the last run's log is overwritten
+        raise PreconditionError(
+            f"ansible-playbook is not installed ({argv[0]} not found)",
+            "install the project's requirements (`make venv`, or pip install -r requirements.txt) and run "
+            "pbs-harness from that environment",
+        )
     with log.open("w") as out:
         proc = subprocess.Popen(
             argv, cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1
@@ -85,14 +127,10 @@ def run_playbook(
             m = TASK_RE.match(line)
             if m:
                 progress(f"  {m.group(1).lower()}: {m['name']}")
-            elif line.startswith(("fatal:", "failed:")) or "UNREACHABLE!" in line:
+            elif line.startswith(("fatal:", "failed:", "[ERROR]:")) or "UNREACHABLE!" in line:
                 progress("  " + line.rstrip()[:400])
         rc = proc.wait()
     result = PlaybookRun(rc, time.monotonic() - start, parse_recap(lines), log)
     if rc != 0:
-        unreachable = [r.host for r in result.recap.values() if r.unreachable]
-        failed = [r.host for r in result.recap.values() if r.failed]
-        if unreachable:
-            raise UnreachableError(f"{playbook}: unreachable hosts: {', '.join(unreachable)}", f"full output: {log}")
-        raise HarnessError(f"{playbook} failed (rc={rc}) on: {', '.join(failed) or 'see log'}", f"full output: {log}")
+        raise _failure(playbook, rc, result, lines)
     return result

@@ -6,17 +6,21 @@ moms, clients) and PBS variables all come from it, for deploy, verify and the te
 
 from __future__ import annotations
 
+import functools
 import json
+import os
+import re
 import shlex
 import shutil
-import socket
+import subprocess
 import sys
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pbs_harness import shell
+import yaml
+
+from pbs_harness import project, reachability, shell
 from pbs_harness.errors import PreconditionError, UnreachableError
 from pbs_harness.transport import SSHTarget
 
@@ -39,6 +43,9 @@ class InventoryHost:
     @property
     def port(self) -> int:
         return int(self.vars.get("ansible_port", 22))
+
+    def describe(self) -> str:
+        return f"{self.name} ({self.address}:{self.port})"
 
     def ssh_target(self) -> SSHTarget:
         opts = _ssh_options(
@@ -149,13 +156,64 @@ def validate(inv: Inventory) -> None:
             f"inventory {inv.path}: group {MOM_GROUP} has no hosts",
             f"list every execution host (the server host too, if it runs jobs) under `{MOM_GROUP}:`",
         )
+    if inv.server.name not in inv.groups[MOM_GROUP]:
+        raise PreconditionError(
+            f"inventory {inv.path}: the server host {inv.server.name} is not in group {MOM_GROUP}",
+            f"add {inv.server.name} to `{MOM_GROUP}:` too (the harness expects a mom on the server host)",
+        )
     method = inv.var("openpbs_install_method", "existing")
     if method not in INSTALL_METHODS:
         raise PreconditionError(
             f"inventory {inv.path}: unknown openpbs_install_method {method!r}",
             "set openpbs_install_method to 'existing' (OpenPBS already installed under the prefix) "
-            "or 'packages' (official .deb/.rpm from openpbs_install_packages_source)",
+            "or 'packages' (official .deb/.rpm from openpbs_install_packages_url or openpbs_install_packages_dir)",
         )
+    for host in inv.hosts.values():
+        _validate_host(inv.path, host)
+
+
+@functools.cache
+def _boolean_vars() -> tuple[str, ...]:
+    """The settings preflight.yml requires to be real booleans (one list for both checks)."""
+    plays = yaml.safe_load((project.root() / "playbooks" / "preflight.yml").read_text())
+    return tuple(plays[0]["vars"]["preflight_boolean_vars"])
+
+
+def _templated(value: object) -> bool:
+    """A Jinja expression: Ansible renders it at run time, so its type is only known there."""
+    return isinstance(value, str) and "{{" in value
+
+
+def _validate_host(path: Path, host: InventoryHost) -> None:
+    port = host.vars.get("ansible_port", 22)
+    if isinstance(port, bool) or not str(port).isdigit() or not 1 <= int(port) <= 65535:
+        raise PreconditionError(
+            f"inventory {path}: host {host.name}: ansible_port {port!r} is not a port number",
+            "set ansible_port to the host's SSH port, an integer from 1 to 65535 (default 22)",
+        )
+    bad = [
+        f"{name} is {host.vars[name]!r}"
+        for name in _boolean_vars()
+        if name in host.vars and not isinstance(host.vars[name], bool) and not _templated(host.vars[name])
+    ]
+    if bad:
+        raise PreconditionError(
+            f"inventory {path}: host {host.name}: not booleans: " + "; ".join(bad),
+            "write them as true or false, unquoted (not 'yes' or \"True\" strings)",
+        )
+
+
+def local_state():  # -> ClusterState | None (imported lazily: the local cluster is optional)
+    """The local cluster's state record, or None; an unreadable record is an error naming the file."""
+    from pbs_harness.localcluster import state
+
+    try:
+        return state.load()
+    except (OSError, ValueError, TypeError) as exc:
+        raise PreconditionError(
+            f"the local cluster's state file {state.state_dir() / 'state.json'} is unreadable: {exc}",
+            "if no local cluster is up, move that file away; PBS_HARNESS_STATE_DIR chooses another state directory",
+        ) from exc
 
 
 def _refuse_local_cluster_down(path: Path) -> None:
@@ -164,51 +222,101 @@ def _refuse_local_cluster_down(path: Path) -> None:
     if script.name == "cluster.py" and script.exists():
         from pbs_harness.localcluster import state
 
-        if state.load() is None:
+        if local_state() is None:
             raise PreconditionError(
                 f"the local cluster is not up (no state in {state.state_dir()})",
                 "bring it up first: pbs-harness up (or pbs-harness cluster up, then deploy)",
             )
 
 
+_ORIGIN_RE = re.compile(r"^Origin: (?P<where>[^<].*?)(?::(?P<line>\d+):(?P<column>\d+))?$")
+
+
+def parse_failure(stderr: str) -> str:
+    """The parse error of an inventory source from ansible-inventory's stderr, with file, line and column.
+
+    ansible-inventory tries several plugins and reports each one's error as a cause followed by an
+    `Origin:` line; the first one that names a line and column (the YAML parser's) is the useful one.
+    """
+    lines = [line.strip() for line in stderr.splitlines()]
+    first = None
+    for i, line in enumerate(lines):
+        m = _ORIGIN_RE.match(line)
+        if not m or i == 0:
+            continue
+        cause = next((c for c in reversed(lines[:i]) if c), "")
+        if m["line"]:
+            return f"{cause} ({m['where']} line {m['line']}, column {m['column']})"
+        first = first or f"{cause} ({m['where']})"
+    if first:
+        return first
+    errors = [line for line in lines if line.startswith("[ERROR]")]
+    return (errors[-1] if errors else stderr.strip()[-600:]) or "no message"
+
+
 def load(path: Path) -> Inventory:
     _refuse_local_cluster_down(path)
-    res = shell.run([_ansible_inventory(), "-i", str(path), "--list"], timeout=120)
+    # Without this ansible-inventory reports a source it cannot parse as a warning, exits 0 and
+    # lists an empty inventory, which reads as "no pbs_server host" instead of the parse error.
+    env = dict(os.environ, ANSIBLE_INVENTORY_ANY_UNPARSED_IS_FAILED="True")
+    argv = [_ansible_inventory(), "-i", str(path), "--list"]
+    try:
+        res = shell.run(argv, timeout=120, env=env)
+    except FileNotFoundError as exc:
+        raise PreconditionError(
+            f"ansible-inventory is not installed ({argv[0]} not found)",
+            "install the project's requirements (`make venv`, or pip install -r requirements.txt) and run "
+            "pbs-harness from that environment",
+        ) from exc
+    except subprocess.TimeoutExpired as exc:
+        raise PreconditionError(
+            f"ansible-inventory did not list {path} within 120s", "check the inventory's scripts and plugins"
+        ) from exc
     if not res.ok:
         raise PreconditionError(
-            f"ansible-inventory cannot read {path}: {res.stderr.strip()[-600:]}",
-            "fix the inventory syntax (try `ansible-inventory -i PATH --graph`)",
+            f"inventory {path} cannot be parsed: {parse_failure(res.stderr)}",
+            "fix that file (`ansible-inventory -i PATH --graph` shows the same error)",
         )
     return parse(json.loads(res.stdout), path)
 
 
 def check_reachable(inv: Inventory, timeout: float = 10) -> None:
-    """Every host's SSH port answers within `timeout` seconds, or an error naming the hosts."""
+    """Every host's SSH port answers within `timeout` seconds (all at once), or an error naming the hosts."""
 
     if inv.is_local_cluster:
         # Local addresses are only reachable over our bridge; without it they would route off-box.
-        from pbs_harness.localcluster import network, state
+        from pbs_harness.localcluster import network
 
-        st = state.load()
+        st = local_state()
         if st is None or st.spec.bridge not in network.link_names():
             raise PreconditionError(
                 "the local cluster is not up (its bridge is missing)", "bring it up first: pbs-harness up"
             )
-
-    def probe(host: InventoryHost) -> str | None:
-        try:
-            with socket.create_connection((host.address, host.port), timeout=timeout):
-                return None
-        except OSError as exc:
-            return f"{host.name} ({host.address}:{host.port}): {exc}"
-
-    with ThreadPoolExecutor(max_workers=min(32, len(inv.hosts) or 1)) as pool:
-        failures = [f for f in pool.map(probe, inv.hosts.values()) if f]
+    failures = reachability.probe({h.name: (h.address, h.port) for h in inv.hosts.values()}, timeout)
     if failures:
-        raise UnreachableError(
-            f"unreachable within {timeout:.0f}s: " + "; ".join(failures),
-            "start the hosts (local cluster: pbs-harness cluster up) or fix ansible_host/ansible_port",
-        )
+        named = "; ".join(f"{inv.hosts[n].describe()}: {why}" for n, why in sorted(failures.items()))
+        raise UnreachableError(f"did not answer on their SSH port within {timeout:g}s: {named}", unreachable_hint(inv))
+
+
+def check_ssh_keys(inv: Inventory) -> None:
+    """The SSH private keys the inventory names exist on this machine (before anything connects)."""
+    for host in inv.hosts.values():
+        key = host.vars.get("ansible_ssh_private_key_file") or host.vars.get("ansible_private_key_file")
+        if key and not _templated(key) and not Path(str(key)).expanduser().is_file():
+            raise PreconditionError(
+                f"inventory {inv.path}: host {host.name}: SSH key {key} does not exist on this machine",
+                "point ansible_ssh_private_key_file at the private key that logs in to the hosts",
+            )
+
+
+def unreachable_hint(inv: Inventory) -> str:
+    """What to check when hosts do not answer: the local cluster repairs itself, VMs do not."""
+    if inv.is_local_cluster:
+        return "repair the local cluster: pbs-harness up (or pbs-harness cluster status / cluster boot HOST)"
+    return (
+        f"check that these hosts are running and that ansible_host/ansible_port in {inv.path} are right "
+        "(firewall or security group open for SSH from this machine)"
+    )
 
 
 def check_openpbs_local(inv: Inventory) -> None:
@@ -221,5 +329,6 @@ def check_openpbs_local(inv: Inventory) -> None:
             f"OpenPBS is not installed under {prefix} on this machine (the local cluster shares it)",
             "either install OpenPBS here first (official packages, or the INSTALL steps of the OpenPBS source "
             "incl. pbs_postinstall) and keep openpbs_install_method=existing, or set "
-            "openpbs_install_method=packages with openpbs_install_packages_source pointing at official packages",
+            "openpbs_install_method=packages with openpbs_install_packages_url or openpbs_install_packages_dir "
+            "pointing at official packages",
         )

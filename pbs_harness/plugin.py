@@ -20,11 +20,11 @@ from pathlib import Path
 import pytest
 
 from pbs_harness import baseline as baseline_mod
-from pbs_harness import defects, project, session_lock
+from pbs_harness import defects, precheck, project, session_lock, testrun
 from pbs_harness import inventory as inventory_mod
 from pbs_harness import topology as topology_mod
 from pbs_harness.cluster import Cluster
-from pbs_harness.errors import HarnessError
+from pbs_harness.errors import HarnessError, UnreachableError
 from pbs_harness.evidence import collect
 from pbs_harness.faults import Nemesis
 from pbs_harness.pbs.client import Pbs
@@ -98,44 +98,64 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
 
 def _unavailable_reason(config: pytest.Config, *, reach: bool = True) -> str | None:
     """Why the acceptance suites cannot run here, or None when they can. `reach=False` leaves out
-    the SSH reachability check: a session queued for the lock must not judge the cluster while
-    another session has a host partitioned or paused on purpose."""
+    the checks that reach the hosts: a session queued for the lock must not judge the cluster while
+    another session has a host partitioned or paused on purpose.
+
+    Each reason begins with one of testrun's SKIP_* phrases, by which `pbs-harness test` tells
+    "the cluster is not there" from "these tests do not apply"."""
     try:
         path = project.inventory_path(config.getoption("--inventory"))
     except HarnessError as exc:
-        return f"no usable inventory: {exc.message}"
+        return f"{testrun.SKIP_NO_INVENTORY}: {exc.message}: {exc.hint}"
     # The local cluster shares this machine's /opt/pbs: say first when OpenPBS itself is missing.
     if (path / "cluster.py").exists() and not Path("/opt/pbs/bin/qstat").exists():
         return (
-            "OpenPBS is not installed (/opt/pbs/bin/qstat missing): install it (official packages, or by hand "
+            f"{testrun.SKIP_NO_OPENPBS} (/opt/pbs/bin/qstat missing): install it (official packages, or by hand "
             "per its INSTALL) and run `pbs-harness up`"
         )
     try:
         inv = inventory_mod.load(path)
     except HarnessError as exc:
-        return f"no usable inventory: {exc.message}"
+        return f"{testrun.SKIP_NO_INVENTORY}: {exc.message}: {exc.hint}"
     if inv.is_local_cluster:
         prefix = Path(str(inv.var("openpbs_install_prefix", "/opt/pbs")))
         if not (prefix / "bin" / "qstat").exists():
             return (
-                f"OpenPBS is not installed ({prefix}/bin/qstat missing): install it (official packages, or by hand "
+                f"{testrun.SKIP_NO_OPENPBS} ({prefix}/bin/qstat missing): install it (official packages, or by hand "
                 "per its INSTALL) and run `pbs-harness up`"
             )
-    return _unreachable_reason(inv) if reach else None
+    return (_unreachable_reason(inv) or _remote_reason(inv)) if reach else None
 
 
 def _unreachable_reason(inv: inventory_mod.Inventory) -> str | None:
+    """Why the hosts cannot be tested because they do not answer, or None."""
     try:
         inventory_mod.check_reachable(inv, timeout=5)
-    except HarnessError as exc:
+    except UnreachableError as exc:
         if not inv.is_local_cluster:
-            return f"cluster not reachable ({exc.message}): run `pbs-harness up` first"
+            # Not ours to repair: the advice is the inventory's, never `pbs-harness up`.
+            return f"{testrun.SKIP_UNREACHABLE} ({exc.message}): {exc.hint}"
         # A killed run can leave a local host paused or cut off: heal, then judge.
         _heal_local_hosts(list(inv.hosts))
         try:
             inventory_mod.check_reachable(inv, timeout=5)
         except HarnessError as again:
-            return f"cluster not reachable ({again.message}): run `pbs-harness up` first"
+            return f"{testrun.SKIP_UNREACHABLE} ({again.message}): run `pbs-harness up` (it repairs the local cluster)"
+    except HarnessError as exc:  # e.g. the local cluster's bridge is gone
+        return f"{testrun.SKIP_UNREACHABLE} ({exc.message}): {exc.hint}"
+    return None
+
+
+def _remote_reason(inv: inventory_mod.Inventory) -> str | None:
+    """For a cluster other than ours: why its hosts cannot be tested over SSH (login, OpenPBS), or None."""
+    if inv.is_local_cluster:
+        return None  # OpenPBS was checked on this machine, which the local hosts share
+    try:
+        precheck.check_openpbs_remote(inv)
+    except UnreachableError as exc:
+        return f"{testrun.SKIP_UNREACHABLE} ({exc.message}): {exc.hint}"
+    except HarnessError as exc:
+        return f"{testrun.SKIP_NO_OPENPBS}: {exc.message}: {exc.hint}"
     return None
 
 
@@ -192,7 +212,7 @@ def pytest_runtestloop(session: pytest.Session) -> Iterator[object]:
         if reporter is not None:
             reporter.write_line(f"pbs-harness: {text}")
 
-    with session_lock.hold(f"{inv.server.name}@{inv.server.address}", say):
+    with session_lock.hold(precheck.cluster_key(inv), say):
         return (yield)
 
 

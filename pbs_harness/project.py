@@ -13,9 +13,14 @@ DEFAULT_INVENTORY = "inventory/local"
 def root() -> Path:
     """The checkout holding playbooks/ and ptl_tests/ (env PBS_HARNESS_ROOT overrides)."""
     env = os.environ.get("PBS_HARNESS_ROOT")
-    candidates = [Path(env)] if env else []
-    candidates += [Path(__file__).resolve().parent.parent, Path.cwd()]
-    for cand in candidates:
+    if env:
+        if not (Path(env) / "playbooks" / "site.yml").is_file():
+            raise PreconditionError(
+                f"PBS_HARNESS_ROOT is {env}, which holds no pbs-harness checkout (no playbooks/site.yml there)",
+                "set PBS_HARNESS_ROOT to the pbs-harness checkout, or unset it to use the one pbs-harness runs from",
+            )
+        return Path(env)
+    for cand in (Path(__file__).resolve().parent.parent, Path.cwd()):
         if (cand / "playbooks" / "site.yml").exists():
             return cand
     raise PreconditionError(

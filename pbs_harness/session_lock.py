@@ -57,6 +57,22 @@ def _first_in_line(queue: Path, ticket: Path) -> bool:
     return True
 
 
+def busy(cluster_key: str) -> bool:
+    """True when another session holds the cluster's lock or is queued for it (this one holds nothing)."""
+    path = lock_path(cluster_key)
+    if os.environ.get(HELD_ENV) == str(path) or not path.exists():
+        return False
+    with path.open() as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        fcntl.flock(handle, fcntl.LOCK_UN)
+    queue = path.with_suffix(".queue")
+    tickets = queue.iterdir() if queue.is_dir() else ()
+    return any(_alive(int(t.name.split("-")[1])) for t in tickets if t.name.split("-")[-1].isdigit())
+
+
 @contextlib.contextmanager
 def hold(cluster_key: str, say: Callable[[str], None], poll: float = 2.0, report_every: float = 60.0) -> Iterator[Path]:
     """Hold the cluster's session lock for the body; wait (reporting) while another session has it."""

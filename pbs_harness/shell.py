@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 
@@ -21,8 +21,10 @@ class LocalResult:
         return self.rc == 0
 
 
-def run(argv: Sequence[str], *, timeout: float = 60, input_text: str | None = None) -> LocalResult:
-    """Run argv (no shell) and return its result."""
+def run(
+    argv: Sequence[str], *, timeout: float = 60, input_text: str | None = None, env: Mapping[str, str] | None = None
+) -> LocalResult:
+    """Run argv (no shell) and return its result; `env` replaces the environment when given."""
     proc = subprocess.run(
         list(argv),
         capture_output=True,
@@ -30,6 +32,7 @@ def run(argv: Sequence[str], *, timeout: float = 60, input_text: str | None = No
         timeout=timeout,
         input=input_text,
         check=False,
+        env=None if env is None else dict(env),
     )
     return LocalResult(tuple(argv), proc.returncode, proc.stdout, proc.stderr)
 

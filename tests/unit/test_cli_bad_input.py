@@ -1,16 +1,243 @@
-"""Bad input through the CLI: clear message on stderr, meaningful exit code, nothing touched.
+"""Bad input through the CLI (docs/bad-input.md): arguments, the environment, report inputs.
 
-Subnet and inventory checks here feed canned `ip -j` output / listings (fakes of the system
-tools), so they run on any machine and never create a namespace.
+Each test runs `pbs-harness ...` (cli.main, in this process) and checks the table's exit code, a
+message naming what is wrong and the fix, no traceback, and that nothing kept was touched. The
+local-cluster rows use a throwaway state directory (PBS_HARNESS_STATE_DIR) and stop before any
+namespace, bridge or mount: where a bug could go further, the next step is replaced by a tripwire
+that fails the test. Fakes, where used, are named in the test: canned `ip -j` output, os.geteuid(),
+a PATH without a program.
 """
 
+from __future__ import annotations
+
 import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
-from pbs_harness import cli, errors, shell
-from pbs_harness.localcluster import network, preflight
+from pbs_harness import deploy, errors, inventory, shell
+from pbs_harness.localcluster import network, preflight, provider
 from pbs_harness.localcluster.spec import ClusterSpec
+from tests.unit.badinput import ROOT, assert_refused, fake_ansible_inventory, listing, run_cli, snapshot
+
+USAGE, PRECONDITION = errors.EXIT_USAGE, errors.EXIT_PRECONDITION
+
+
+def tripwire(what: str):
+    def fail(*_: object, **__: object) -> None:
+        raise AssertionError(f"the refused command went on to {what}")
+
+    return fail
+
+
+def write_state(state_dir: Path, subnet: str = "10.72.0.0/24", hosts: int = 3) -> None:
+    state_dir.mkdir(parents=True)
+    record = {"subnet": subnet, "host_count": hosts, "prefix": "pbsh", "created_paths": []}
+    (state_dir / "state.json").write_text(json.dumps(record))
+
+
+# --- command-line arguments ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [
+        (["up", "--hosts", "0"], "argument --hosts: 0 is out of range: use between 1 and 32 hosts"),
+        (["cluster", "up", "--hosts", "33"], "argument --hosts: 33 is out of range: use between 1 and 32 hosts"),
+        (["cluster", "up", "--hosts", "six"], "argument --hosts: 'six' is not a whole number of hosts (1 to 32)"),
+    ],
+)
+def test_host_count_out_of_range(
+    argv: list[str], says: str, isolated: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_state(isolated / "state")
+    kept = snapshot(isolated / "state")
+    monkeypatch.setattr(provider, "up", tripwire("bring a cluster up"))
+    assert_refused(*run_cli(argv, capsys), USAGE, says)
+    assert snapshot(isolated / "state") == kept
+
+
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [
+        (["deploy", "--connect-timeout", "-5"], "argument --connect-timeout: -5 is not a positive number of seconds"),
+        (["verify", "--connect-timeout", "0"], "argument --connect-timeout: 0 is not a positive number of seconds"),
+        (["deploy", "--connect-timeout", "nan"], "argument --connect-timeout: nan is not a positive number"),
+        (["deploy", "--connect-timeout", "soon"], "argument --connect-timeout: 'soon' is not a number of seconds"),
+    ],
+)
+def test_connect_timeout_must_be_positive(argv: list[str], says: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert_refused(*run_cli(argv, capsys), USAGE, says)
+
+
+def test_connect_timeout_through_the_real_entry_point() -> None:
+    """The installed command's own process: usage, message and exit code 2, and no traceback."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "pbs_harness", "deploy", "--connect-timeout", "-5"],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=ROOT,
+    )
+    assert proc.returncode == USAGE
+    assert "-5 is not a positive number of seconds" in proc.stderr
+    assert "Traceback" not in proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize(
+    ("subnet", "says"),
+    [
+        ("10.71.0.1/24", "'10.71.0.1/24' is not an IPv4 network with its host bits zero"),
+        ("8.8.8.0/24", "8.8.8.0/24 is not a private range"),
+        ("garbage", "'garbage' is not an IPv4 network"),
+    ],
+)
+def test_bad_subnet(subnet: str, says: str, isolated: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert_refused(*run_cli(["cluster", "up", "--subnet", subnet], capsys), USAGE, "argument --subnet", says)
+
+
+def test_subnet_too_small_for_the_hosts(
+    isolated: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(provider, "up", tripwire("bring a cluster up"))
+    rc, out = run_cli(["cluster", "up", "--subnet", "10.71.0.0/28", "--hosts", "6"], capsys)
+    assert_refused(rc, out, USAGE, "subnet 10.71.0.0/28 is too small for 6 hosts", "fix: use a /24")
+
+
+def test_unknown_deploy_tag(capsys: pytest.CaptureFixture[str]) -> None:
+    rc, out = run_cli(["deploy", "--tags", "install,instal"], capsys)
+    assert_refused(rc, out, USAGE, "unknown tag(s) instal", "use configure, hooks, install, qmgr")
+
+
+@pytest.mark.parametrize("argv", [["cluster", "explode"], ["deploy", "--bogus"], [], ["cluster", "crash"]], ids=str)
+def test_unknown_verb_or_option(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    rc, out = run_cli(argv, capsys)
+    assert_refused(rc, out, USAGE, "usage: pbs-harness")
+
+
+def test_unknown_options_go_to_pytest_only_for_test(monkeypatch: pytest.MonkeyPatch) -> None:
+    from pbs_harness import cli
+
+    seen: list[list[str]] = []
+    monkeypatch.setattr(cli, "cmd_test", lambda args: seen.append(args.pytest_args) or 0)
+    assert cli.main(["test", "-q", "-k", "smoke"]) == 0
+    assert seen == [["-q", "-k", "smoke"]]
+    assert cli.main(["deploy", "--bogus"]) == USAGE
+
+
+# --- the environment -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["cluster", "up"],
+        ["up"],
+        ["cluster", "down"],
+        ["down"],
+        ["cluster", "status"],
+        ["status"],
+        ["cluster", "crash", "pbsh01"],
+        ["cluster", "ssh", "pbsh01"],
+    ],
+    ids=" ".join,
+)
+def test_cluster_verbs_need_root(
+    argv: list[str], isolated: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """FAKE os.geteuid() of an ordinary user (uid 1000)."""
+    write_state(isolated / "state")
+    kept = snapshot(isolated / "state")
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    rc, out = run_cli(argv, capsys)
+    assert_refused(rc, out, PRECONDITION, "the local cluster needs root", "fix: run it as root")
+    assert snapshot(isolated / "state") == kept
+
+
+def test_state_dir_is_a_file(
+    isolated: Path, as_root: None, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    state = isolated / "state"
+    state.write_text("a file a user keeps\n")
+    monkeypatch.setattr(provider, "up", tripwire("bring a cluster up"))
+    rc, out = run_cli(["cluster", "up"], capsys)
+    assert_refused(
+        rc, out, PRECONDITION, f"the state directory {state} (PBS_HARNESS_STATE_DIR) is not a directory",
+        "fix: point PBS_HARNESS_STATE_DIR at a directory root can write",
+    )  # fmt: skip
+    assert state.read_text() == "a file a user keeps\n"
+
+
+def test_state_dir_cannot_be_created(
+    isolated: Path, as_root: None, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    blocker = isolated / "not-a-dir"
+    blocker.write_text("x")
+    monkeypatch.setenv("PBS_HARNESS_STATE_DIR", str(blocker / "state"))
+    monkeypatch.setattr(provider, "up", tripwire("bring a cluster up"))
+    rc, out = run_cli(["cluster", "up"], capsys)
+    assert_refused(rc, out, PRECONDITION, "cannot be created or written", "fix: point PBS_HARNESS_STATE_DIR")
+
+
+@pytest.mark.parametrize("argv", [["cluster", "status"], ["cluster", "down"], ["deploy"]], ids=" ".join)
+def test_state_file_unreadable(
+    argv: list[str], isolated: Path, as_root: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    state = isolated / "state"
+    state.mkdir()
+    (state / "state.json").write_text('{"subnet": "10.72.0.0/24", ')
+    kept = snapshot(state)
+    rc, out = run_cli(argv, capsys)
+    assert_refused(rc, out, PRECONDITION, f"state file {state / 'state.json'} is unreadable", "fix: if no local")
+    assert snapshot(state) == kept
+
+
+def test_cluster_up_with_a_different_shape_leaves_the_cluster_alone(
+    isolated: Path, as_root: None, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_state(isolated / "state", subnet="10.72.0.0/24", hosts=3)
+    kept = snapshot(isolated / "state")
+    monkeypatch.setattr(preflight, "run_all", tripwire("run the preflight and build a cluster"))
+    rc, out = run_cli(["cluster", "up"], capsys)
+    assert_refused(rc, out, PRECONDITION, "a local cluster with a different shape is up (3 hosts, 10.72.0.0/24)")
+    assert "fix: take it down first" in out
+    assert snapshot(isolated / "state") == kept
+
+
+def test_missing_programs(isolated: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """FAKE: one more required program, which no PATH has (as if its package were not installed);
+    os.geteuid() and the preflight's root check report root (that check has its own row)."""
+    monkeypatch.setattr(os, "geteuid", lambda: 0)
+    monkeypatch.setattr(preflight, "check_root", lambda: None)
+    monkeypatch.setitem(preflight.REQUIRED_PROGRAMS, "pbsh-no-such-tool", "pbsh-no-such-package")
+    monkeypatch.setattr(preflight, "check_netns", tripwire("go past the programs check"))
+    rc, out = run_cli(["cluster", "up"], capsys)
+    assert_refused(
+        rc, out, PRECONDITION, "missing programs: pbsh-no-such-tool (Debian package pbsh-no-such-package)",
+        "fix: install them: apt-get install -y pbsh-no-such-package",
+    )  # fmt: skip
+    assert not (isolated / "state").exists()
+
+
+def test_subnet_in_use_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    """FAKE `ip -j` output: eth1 holds an address of the wanted subnet."""
+    addrs = [{"ifname": "eth1", "addr_info": [{"local": "10.71.0.7", "prefixlen": 24}]}]
+    monkeypatch.setattr(shell, "check", fake_ip(addrs, []))
+    with pytest.raises(errors.PreconditionError, match=r"10.71.0.0/24 is already in use.*eth1") as err:
+        preflight.check_subnet(ClusterSpec(), ours=False)
+    assert "--subnet" in err.value.hint
+    assert err.value.exit_code == PRECONDITION
+
+
+def test_overlapping_route_counts_and_our_bridge_does_not(monkeypatch: pytest.MonkeyPatch) -> None:
+    """FAKE `ip -j` output: a VPN route over the subnet; our own bridge's route is not a conflict."""
+    addrs = [{"ifname": "pbsh-br0", "addr_info": [{"local": "10.71.0.1", "prefixlen": 24}]}]
+    routes = [{"dst": "10.71.0.0/16", "dev": "tun0"}, {"dst": "10.71.0.0/24", "dev": "pbsh-br0"}]
+    monkeypatch.setattr(shell, "check", fake_ip(addrs, routes))
+    assert network.subnet_conflicts(ClusterSpec()) == ["route 10.71.0.0/16 via tun0"]
 
 
 def fake_ip(addrs: list, routes: list):
@@ -24,44 +251,99 @@ def fake_ip(addrs: list, routes: list):
     return check
 
 
-def test_subnet_in_use_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
-    addrs = [{"ifname": "eth1", "addr_info": [{"local": "10.71.0.7", "prefixlen": 24}]}]
-    monkeypatch.setattr(shell, "check", fake_ip(addrs, []))
-    with pytest.raises(errors.PreconditionError, match=r"10.71.0.0/24 is already in use.*eth1") as err:
-        preflight.check_subnet(ClusterSpec(), ours=False)
-    assert "--subnet" in err.value.hint
+def test_harness_root_wrong(
+    isolated: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PBS_HARNESS_ROOT", str(isolated))
+    rc, out = run_cli(["report"], capsys)
+    assert_refused(
+        rc, out, PRECONDITION, f"PBS_HARNESS_ROOT is {isolated}, which holds no pbs-harness checkout",
+        "fix: set PBS_HARNESS_ROOT to the pbs-harness checkout, or unset it",
+    )  # fmt: skip
 
 
-def test_overlapping_route_counts_and_our_bridge_does_not(monkeypatch: pytest.MonkeyPatch) -> None:
-    addrs = [{"ifname": "pbsh-br0", "addr_info": [{"local": "10.71.0.1", "prefixlen": 24}]}]
-    routes = [{"dst": "10.71.0.0/16", "dev": "tun0"}, {"dst": "10.71.0.0/24", "dev": "pbsh-br0"}]
-    monkeypatch.setattr(shell, "check", fake_ip(addrs, routes))
-    assert network.subnet_conflicts(ClusterSpec()) == ["route 10.71.0.0/16 via tun0"]
+def test_ansible_inventory_missing(
+    isolated: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """FAKE: ansible-inventory resolves to a path where no program is (as without ansible-core)."""
+    monkeypatch.setattr(inventory, "_ansible_inventory", lambda: str(isolated / "bin" / "ansible-inventory"))
+    hosts = isolated / "hosts.yml"
+    hosts.write_text("all: {}\n")
+    rc, out = run_cli(["deploy", "-i", str(hosts)], capsys)
+    assert_refused(
+        rc, out, PRECONDITION, "ansible-inventory is not installed", "fix: install the project's requirements"
+    )
 
 
-def test_cli_bad_host_count(capsys: pytest.CaptureFixture[str]) -> None:
-    assert cli.main(["cluster", "up", "--hosts", "0"]) == errors.EXIT_PRECONDITION
-    assert "--hosts 0 is out of range" in capsys.readouterr().err
+def test_ansible_playbook_missing_keeps_the_last_deploy_log(
+    tmp_root: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """FAKE ansible-inventory output (a one-host cluster answering on a loopback port this test
+    listens on), and ansible-playbook resolved to a path where no program is."""
+    import socket
+
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        port = server.getsockname()[1]
+        data = listing(server=["s1"], moms=["s1"], hostvars={"s1": {"ansible_port": port}})
+        hosts = fake_ansible_inventory(monkeypatch, tmp_root.parent, data)
+        monkeypatch.setattr(deploy, "_ansible_bin", lambda name: str(tmp_root / "bin" / name))
+        log = tmp_root / "reports" / "ansible-site.log"
+        log.write_text("the last deploy's log\n")
+        rc, out = run_cli(["deploy", "-i", str(hosts)], capsys)
+    assert_refused(
+        rc, out, PRECONDITION, "ansible-playbook is not installed", "fix: install the project's requirements"
+    )
+    assert log.read_text() == "the last deploy's log\n"
 
 
-def test_cli_missing_inventory(capsys: pytest.CaptureFixture[str]) -> None:
-    assert cli.main(["deploy", "-i", "/nonexistent/inventory"]) == errors.EXIT_PRECONDITION
-    err = capsys.readouterr().err
-    assert "inventory /nonexistent/inventory does not exist" in err
-    assert "fix:" in err
+# --- report inputs ---------------------------------------------------------------------------
 
 
-def test_cli_usage_error_exits_2() -> None:
-    with pytest.raises(SystemExit) as exc:
-        cli.main(["cluster", "explode"])
-    assert exc.value.code == errors.EXIT_USAGE
+@pytest.mark.parametrize(
+    ("content", "says"),
+    [
+        (None, "does not exist"),
+        ('{"tests": [', "is not valid JSON: Expecting value (line 1, column 12)"),
+        ("[1, 2]", "is not a test run's results: it holds a JSON list, not an object"),
+        ('{"tests": [{"nodeid": "t"}]}', "is not a test run's results: tests[0] has no 'nodeid' and 'outcome' strings"),
+    ],
+    ids=["missing", "bad-json", "not-an-object", "no-outcome"],
+)
+def test_report_results_file(
+    content: str | None, says: str, tmp_root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    results = tmp_root.parent / "results.json"
+    if content is not None:
+        results.write_text(content)
+    kept = snapshot(tmp_root / "reports")
+    rc, out = run_cli(["report", "--results", str(results)], capsys)
+    assert_refused(
+        rc, out, PRECONDITION, f"results file {results}", says, "fix: give the results.json a test run wrote"
+    )
+    assert snapshot(tmp_root / "reports") == kept
 
 
-def test_unknown_options_go_to_pytest_only_for_test(monkeypatch: pytest.MonkeyPatch) -> None:
-    seen: list[list[str]] = []
-    monkeypatch.setattr(cli, "cmd_test", lambda args: seen.append(args.pytest_args) or 0)
-    assert cli.main(["test", "-q", "-k", "smoke"]) == 0
-    assert seen == [["-q", "-k", "smoke"]]
-    with pytest.raises(SystemExit) as exc:
-        cli.main(["deploy", "--bogus"])
-    assert exc.value.code == errors.EXIT_USAGE
+@pytest.mark.parametrize(
+    ("out_dir", "says"),
+    [("/dev/null/x", "cannot create report folder /dev/null/x: Not a directory"), ("FILE", "is not a folder")],
+    ids=["under-a-device", "a-file"],
+)
+def test_report_out_unusable(out_dir: str, says: str, tmp_root: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    if out_dir == "FILE":
+        out_dir = str(tmp_root.parent / "notes.txt")
+        Path(out_dir).write_text("kept\n")
+    kept = snapshot(tmp_root / "reports")
+    rc, out = run_cli(["report", "--out", out_dir], capsys)
+    assert_refused(rc, out, PRECONDITION, says, "fix: give --out a folder this user can write")
+    assert snapshot(tmp_root / "reports") == kept
+    if out_dir.endswith("notes.txt"):
+        assert Path(out_dir).read_text() == "kept\n"
+
+
+def test_report_without_any_results_says_so(tmp_root: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """No results of a run at all is not an error: the report says every interface was not run."""
+    (tmp_root / "reports" / "results.json").unlink()
+    rc, out = run_cli(["report"], capsys)
+    assert rc == errors.EXIT_OK
+    assert "no results at" in out
+    assert "Traceback" not in out
