@@ -130,7 +130,7 @@ def _unreachable_reason(inv: inventory_mod.Inventory) -> str | None:
         if not inv.is_local_cluster:
             return f"cluster not reachable ({exc.message}): run `pbs-harness up` first"
         # A killed run can leave a local host paused or cut off: heal, then judge.
-        _heal_local_hosts(list(inv.hosts))
+        _heal_local_hosts(inv, list(inv.hosts))
         try:
             inventory_mod.check_reachable(inv, timeout=5)
         except HarnessError as again:
@@ -200,16 +200,17 @@ def pbs(cluster: Cluster) -> Pbs:
     return Pbs(cluster)
 
 
-def _heal_local_hosts(names: list[str]) -> None:
-    """Undo faults a previous, killed run may have left on local hosts (Jepsen: heal in setup too)."""
-    from pbs_harness.localcluster import hostproc, network, provider
+def _heal_local_hosts(inv: inventory_mod.Inventory, names: list[str]) -> None:
+    """Undo faults a previous, killed run may have left on local hosts (Jepsen: heal in setup too),
+    in the local cluster the inventory records."""
+    from pbs_harness.localcluster import hostproc, provider
 
     for name in names:
-        spec = provider.host(name)
-        hostproc.resume(spec)
-        network.heal(spec)
-        if not hostproc.is_running(spec):
-            hostproc.boot(spec)
+        host = provider.inventory_host(name, inv.hosts[name].vars)
+        host.resume()
+        host.heal()
+        if not hostproc.is_running(host.spec):
+            host.boot()
 
 
 RUN_STAMP = datetime.now().strftime("run-%Y%m%d-%H%M%S")
@@ -249,7 +250,7 @@ def _environment(pbs: Pbs) -> dict[str, object]:
 def baseline(pbs: Pbs, pytestconfig: pytest.Config) -> baseline_mod.Snapshot:
     """Snapshot of the deployed cluster at session start, after healing leftovers of killed runs."""
     if pbs.cluster.inventory.is_local_cluster:
-        _heal_local_hosts(list(pbs.cluster.hosts))
+        _heal_local_hosts(pbs.cluster.inventory, list(pbs.cluster.hosts))
     if pytestconfig.pluginmanager.has_plugin("pbs_harness.conformance.recorder"):
         from pbs_harness.conformance import recorder
 

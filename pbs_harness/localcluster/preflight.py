@@ -5,10 +5,11 @@ from __future__ import annotations
 import os
 import shutil
 from collections.abc import Callable
+from pathlib import Path
 
 from pbs_harness import shell
 from pbs_harness.errors import PreconditionError
-from pbs_harness.localcluster import network
+from pbs_harness.localcluster import network, registry
 from pbs_harness.localcluster.spec import ClusterSpec
 
 # Program -> Debian package that provides it.
@@ -19,6 +20,8 @@ REQUIRED_PROGRAMS = {
     "sshd": "openssh-server",
     "ssh-keygen": "openssh-client",
     "iptables": "iptables",
+    # The login user's passwordless sudo inside the hosts (--login-user), and the harness's `sudo -n`.
+    "sudo": "sudo",
 }
 
 
@@ -61,8 +64,29 @@ def check_subnet(spec: ClusterSpec, ours: bool) -> None:
         )
 
 
-def run_all(spec: ClusterSpec, ours: bool) -> None:
+def check_other_clusters(spec: ClusterSpec, root: Path | None = None, **where: Path) -> None:
+    """Refuse the host names or the subnet of another local cluster of this machine."""
+    own_names = {h.name for h in spec.hosts}
+    for other in registry.others(root, **where):
+        if not other.state_dir and set(other.names) <= own_names:
+            continue  # this cluster's own block, written by an older pbs-harness
+        if other.prefix == spec.prefix:
+            raise PreconditionError(
+                f"host name prefix {spec.prefix!r} is already used by {other.where} ({', '.join(other.names[:3])}...)",
+                "give this cluster its own --name-prefix, --subnet and state directory (--state-dir), "
+                "e.g. --name-prefix vm --subnet 10.72.0.0/24 --state-dir /var/lib/pbs-harness/vm",
+            )
+        if other.overlaps(spec):
+            used = other.subnet or ", ".join(other.addresses[:3])
+            raise PreconditionError(
+                f"subnet {spec.subnet} overlaps {used}, used by {other.where}",
+                "choose another private /24 with --subnet, e.g. --subnet 10.72.0.0/24",
+            )
+
+
+def run_all(spec: ClusterSpec, ours: bool, root: Path | None = None) -> None:
     check_root()
     check_programs()
     check_netns()
+    check_other_clusters(spec, root)
     check_subnet(spec, ours)
