@@ -54,6 +54,8 @@ class InventoryHost:
             key_file=str(Path(key).expanduser()) if key else None,
             known_hosts=opts.get("userknownhostsfile"),
             strict_host_keys=strict,
+            become=_boolean(self.vars.get("ansible_become", False)),
+            become_user=str(self.vars.get("ansible_become_user") or "root"),
         )
 
 
@@ -81,6 +83,13 @@ class Inventory:
     @property
     def is_local_cluster(self) -> bool:
         return bool(self.server.vars.get("local_cluster_host"))
+
+
+def _boolean(value: Any) -> bool:
+    """An Ansible boolean as inventories write it (true, "yes", "True", 1, ...)."""
+    if isinstance(value, str):
+        return value.strip().lower() in ("1", "true", "yes", "on", "y", "t")
+    return bool(value)
 
 
 def _ssh_options(args: str) -> dict[str, str]:
@@ -187,12 +196,15 @@ def check_reachable(inv: Inventory, timeout: float = 10) -> None:
 
     if inv.is_local_cluster:
         # Local addresses are only reachable over our bridge; without it they would route off-box.
-        from pbs_harness.localcluster import network, state
+        # The cluster is the one the inventory records (its state directory), not the default one.
+        from pbs_harness.localcluster import network, provider, state
 
-        st = state.load()
+        root = provider.state_dir_of(inv.server.vars)
+        st = state.load(root)
         if st is None or st.spec.bridge not in network.link_names():
             raise PreconditionError(
-                "the local cluster is not up (its bridge is missing)", "bring it up first: pbs-harness up"
+                f"the local cluster in {root} is not up (no state, or its bridge is missing)",
+                f"bring it up first: PBS_HARNESS_STATE_DIR={root} pbs-harness up (with the options it was made with)",
             )
 
     def probe(host: InventoryHost) -> str | None:
