@@ -19,29 +19,64 @@ def _progress(msg: str) -> None:
 def _spec(args: argparse.Namespace):
     from pbs_harness.localcluster.spec import ClusterSpec
 
-    return ClusterSpec(subnet=args.subnet, host_count=args.hosts)
+    return ClusterSpec(subnet=args.subnet, host_count=args.hosts, prefix=args.name_prefix, login_user=args.login_user)
+
+
+def _use_state_dir(args: argparse.Namespace) -> None:
+    """--state-dir selects the cluster, for this process and the tools it starts (ansible-inventory)."""
+    if getattr(args, "state_dir", None):
+        from pbs_harness.localcluster import state
+
+        os.environ[state.STATE_DIR_ENV] = os.path.abspath(args.state_dir)
+
+
+def _inventory_to_write(args: argparse.Namespace, spec) -> str | None:
+    """Where `up` writes the cluster's inventory: --write-inventory, else (names that
+    inventory/local's group_vars do not know) <state dir>/inventory."""
+    from pbs_harness.localcluster import state
+    from pbs_harness.localcluster.spec import DEFAULT_PREFIX
+
+    if args.write_inventory:
+        return args.write_inventory
+    if spec.prefix != DEFAULT_PREFIX and getattr(args, "deploys", False) and not getattr(args, "inventory", None):
+        return str(state.state_dir() / "inventory")
+    return None
 
 
 def cmd_cluster_up(args: argparse.Namespace) -> int:
-    from pbs_harness.localcluster import provider
+    from pathlib import Path
 
+    from pbs_harness import project
+    from pbs_harness.localcluster import provider, written_inventory
+
+    _use_state_dir(args)
+    spec = _spec(args)
+    target = _inventory_to_write(args, spec)
+    if target:
+        written_inventory.check_target(Path(target).resolve())  # refuse before anything is created
     start = time.monotonic()
-    st = provider.up(_spec(args), _progress)
-    _progress(f"local cluster up: {st.host_count} hosts on {st.subnet} in {time.monotonic() - start:.1f}s")
+    st = provider.up(spec, _progress)
+    _progress(f"local cluster up: {st.spec.describe()} in {time.monotonic() - start:.1f}s")
+    if target:
+        hosts = written_inventory.write(Path(target), None, project.root())
+        args.written_inventory = str(hosts.parent)
+        _progress(f"inventory written: {hosts.parent} (use it with -i {hosts.parent})")
     return errors.EXIT_OK
 
 
-def cmd_cluster_down(_: argparse.Namespace) -> int:
-    from pbs_harness.localcluster import provider
+def cmd_cluster_down(args: argparse.Namespace) -> int:
+    from pbs_harness.localcluster import provider, state
 
+    _use_state_dir(args)
     if not provider.down(_progress):
-        _progress("no local cluster was up; nothing to remove")
+        _progress(f"no local cluster was up in {state.state_dir()}; nothing to remove")
     return errors.EXIT_OK
 
 
-def cmd_cluster_status(_: argparse.Namespace) -> int:
+def cmd_cluster_status(args: argparse.Namespace) -> int:
     from pbs_harness.localcluster import provider
 
+    _use_state_dir(args)
     rows = provider.status()
     for row in rows:
         print(f"{row.name:10} {row.ip:15} {row.summary}")
@@ -51,6 +86,7 @@ def cmd_cluster_status(_: argparse.Namespace) -> int:
 def cmd_cluster_ssh(args: argparse.Namespace) -> int:
     from pbs_harness.localcluster import provider, sshkeys
 
+    _use_state_dir(args)
     host = provider.host(args.host)
     argv = ["ssh", "-F", str(sshkeys.ssh_config()), host.name, *args.command]
     os.execvp("ssh", argv)  # noqa: S606 - replaces this process with the user's ssh session
@@ -96,7 +132,10 @@ def cmd_verify(args: argparse.Namespace, inv=None) -> int:
 
 
 def cmd_up(args: argparse.Namespace) -> int:
+    args.deploys = True
     cmd_cluster_up(args)
+    # A written inventory is the one that knows this cluster's names: deploy through it.
+    args.inventory = args.inventory or getattr(args, "written_inventory", None)
     return cmd_deploy(args)
 
 
@@ -163,26 +202,32 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 def _lifecycle(verb: str):
     def handler(args: argparse.Namespace) -> int:
-        from pbs_harness.localcluster import hostproc, network, provider
+        from pbs_harness.localcluster import provider
 
+        _use_state_dir(args)
         host = provider.host(args.host)
-        actions = {
-            "crash": hostproc.crash,
-            "boot": hostproc.boot,
-            "pause": hostproc.pause,
-            "resume": hostproc.resume,
-            "partition": network.partition,
-            "heal": network.heal,
-        }
-        actions[verb](host)
+        getattr(host, verb)()
         _progress(f"{verb} {host.name}: done")
         return errors.EXIT_OK
 
     return handler
 
 
+def _local_command(sub, name: str, text: str, func) -> argparse.ArgumentParser:
+    """A command acting on one local cluster, chosen by --state-dir."""
+    from pbs_harness.localcluster.state import DEFAULT_STATE_DIR
+
+    p = sub.add_parser(name, help=text)
+    p.add_argument(
+        "--state-dir",
+        help=f"state directory of the cluster, one per cluster (default: $PBS_HARNESS_STATE_DIR, {DEFAULT_STATE_DIR})",
+    )
+    p.set_defaults(func=func)
+    return p
+
+
 def build_parser() -> argparse.ArgumentParser:
-    from pbs_harness.localcluster.spec import DEFAULT_HOSTS, DEFAULT_SUBNET
+    from pbs_harness.localcluster.spec import DEFAULT_HOSTS, DEFAULT_PREFIX, DEFAULT_SUBNET
 
     parser = argparse.ArgumentParser(prog="pbs-harness", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -190,6 +235,22 @@ def build_parser() -> argparse.ArgumentParser:
     def shape(p: argparse.ArgumentParser) -> None:
         p.add_argument("--hosts", type=int, default=DEFAULT_HOSTS, help=f"number of hosts (default {DEFAULT_HOSTS})")
         p.add_argument("--subnet", default=DEFAULT_SUBNET, help=f"private IPv4 /24 (default {DEFAULT_SUBNET})")
+        p.add_argument(
+            "--name-prefix",
+            default=DEFAULT_PREFIX,
+            metavar="PREFIX",
+            help=f"host names PREFIX01.. (2-8 lower-case letters/digits; default {DEFAULT_PREFIX})",
+        )
+        p.add_argument(
+            "--login-user",
+            metavar="USER",
+            help="reach the hosts only as this unprivileged account with passwordless sudo (root login refused)",
+        )
+        p.add_argument(
+            "--write-inventory",
+            metavar="PATH",
+            help="write the cluster as a static YAML inventory (inventory/cloud.example layout) into PATH",
+        )
 
     def target(p: argparse.ArgumentParser) -> None:
         p.add_argument("-i", "--inventory", help="inventory path (default inventory/local)")
@@ -203,10 +264,9 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--tags", help="only these role tags (install, configure, qmgr, hooks)")
         p.add_argument("--no-verify", action="store_true", help="skip the testinfra host checks after deploy")
 
-    p = sub.add_parser("up", help="local cluster up + deploy OpenPBS on it")
+    p = _local_command(sub, "up", "local cluster up + deploy OpenPBS on it", cmd_up)
     shape(p)
     deploy_opts(p)
-    p.set_defaults(func=cmd_up)
     p = sub.add_parser("deploy", help="deploy OpenPBS, hooks and configs with Ansible, then verify")
     deploy_opts(p)
     p.set_defaults(func=cmd_deploy)
@@ -221,20 +281,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--results", help="results JSON of a run (default reports/results.json)")
     p.add_argument("--out", help="output folder (default reports/)")
     p.set_defaults(func=cmd_report)
-    sub.add_parser("down", help="remove the local cluster").set_defaults(func=cmd_cluster_down)
-    sub.add_parser("status", help="state of the local cluster's hosts").set_defaults(func=cmd_cluster_status)
+    _local_command(sub, "down", "remove the local cluster", cmd_cluster_down)
+    _local_command(sub, "status", "state of the local cluster's hosts", cmd_cluster_status)
 
     cluster = sub.add_parser("cluster", help="local cluster of namespaced hosts")
     csub = cluster.add_subparsers(dest="verb", required=True, metavar="VERB")
-    p = csub.add_parser("up", help="create or repair the local cluster (idempotent)")
-    shape(p)
-    p.set_defaults(func=cmd_cluster_up)
-    csub.add_parser("down", help="remove everything the local cluster created").set_defaults(func=cmd_cluster_down)
-    csub.add_parser("status", help="state of each host").set_defaults(func=cmd_cluster_status)
-    p = csub.add_parser("ssh", help="SSH into a host as root (optionally run a command)")
+    shape(_local_command(csub, "up", "create or repair the local cluster (idempotent)", cmd_cluster_up))
+    _local_command(csub, "down", "remove everything the local cluster created", cmd_cluster_down)
+    _local_command(csub, "status", "state of each host", cmd_cluster_status)
+    p = _local_command(
+        csub, "ssh", "SSH into a host as root or the login user (optionally run a command)", cmd_cluster_ssh
+    )
     p.add_argument("host")
     p.add_argument("command", nargs=argparse.REMAINDER)
-    p.set_defaults(func=cmd_cluster_ssh)
     for verb, text in (
         ("crash", "every process of HOST dies at once"),
         ("boot", "start HOST again (same name, IP and disk; sshd and PBS start)"),
@@ -243,9 +302,7 @@ def build_parser() -> argparse.ArgumentParser:
         ("pause", "freeze every process of HOST"),
         ("resume", "thaw HOST"),
     ):
-        p = csub.add_parser(verb, help=text)
-        p.add_argument("host")
-        p.set_defaults(func=_lifecycle(verb))
+        _local_command(csub, verb, text, _lifecycle(verb)).add_argument("host")
     return parser
 
 
