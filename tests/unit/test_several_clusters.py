@@ -87,3 +87,14 @@ def test_inventory_hosts_are_looked_up_in_the_cluster_their_inventory_records(
     assert (host.spec.ip, host.root) == ("10.72.0.13", vm)
     with pytest.raises(PreconditionError, match="not a local-cluster host"):
         provider.inventory_host("vm03", {"ansible_host": "10.72.0.13"})
+
+
+def test_the_hint_proposes_a_prefix_and_subnet_nobody_uses(machine: dict) -> None:
+    where = {k: machine[k] for k in ("hosts_file", "state_parent")}
+    vm = machine["state_parent"] / "vm"
+    state.save(state.ClusterState.from_spec(ClusterSpec(prefix="vm", subnet="10.72.0.0/24")), vm)
+    with pytest.raises(PreconditionError) as err:
+        preflight.check_other_clusters(
+            ClusterSpec(prefix="vm", subnet="10.72.0.0/24"), machine["state_parent"] / "x", **where
+        )
+    assert "--name-prefix vmb --subnet 10.73.0.0/24" in err.value.hint
