@@ -130,8 +130,8 @@ def _unreachable_reason(inv: inventory_mod.Inventory) -> str | None:
         if not inv.is_local_cluster:
             return f"cluster not reachable ({exc.message}): run `pbs-harness up` first"
         # A killed run can leave a local host paused or cut off: heal, then judge.
-        _heal_local_hosts(inv, list(inv.hosts))
         try:
+            _heal_local_hosts(inv, list(inv.hosts))
             inventory_mod.check_reachable(inv, timeout=5)
         except HarnessError as again:
             return f"cluster not reachable ({again.message}): run `pbs-harness up` first"
