@@ -9,6 +9,7 @@ sudoers.d (hosts/<host>/sudoers.d) over /etc/sudoers.d, so this machine never gr
 
 from __future__ import annotations
 
+import grp
 import os
 import pwd
 import stat
@@ -18,8 +19,10 @@ from pbs_harness import shell
 from pbs_harness.errors import PreconditionError
 from pbs_harness.localcluster import state
 
-# Fixed UID of a created login account (the test accounts use 20000-20004).
+# UID of a created login account: the first free one from here (the test accounts use 20000-20004),
+# so clusters with different login users can coexist.
 LOGIN_UID = 20100
+LOGIN_UID_LAST = 20199
 # GECOS of an account `up` created; `down` removes only accounts carrying it.
 MARKER = "pbs-harness login user"
 SUDOERS_FILE = "pbs-harness-login"
@@ -37,18 +40,39 @@ def created_by_harness(user: str) -> bool:
     return entry is not None and entry.pw_gecos == MARKER
 
 
+def _free_uid() -> int:
+    def free(n: int) -> bool:
+        try:
+            pwd.getpwuid(n)
+        except KeyError:
+            try:
+                grp.getgrgid(n)
+            except KeyError:
+                return True
+        return False
+
+    found = next((n for n in range(LOGIN_UID, LOGIN_UID_LAST + 1) if free(n)), None)
+    if found is None:
+        raise PreconditionError(
+            f"no free UID/GID between {LOGIN_UID} and {LOGIN_UID_LAST} for a login account",
+            "remove unused accounts there, or give --login-user an account that already exists",
+        )
+    return found
+
+
 def ensure_account(user: str) -> bool:
     """Create the account unless it exists; True when created now."""
     if account(user) is not None:
         return False
+    uid = _free_uid()
     res = shell.run(
-        ["useradd", "--uid", str(LOGIN_UID), "--user-group", "--create-home", "--shell", "/bin/bash",
+        ["useradd", "--uid", str(uid), "--user-group", "--create-home", "--shell", "/bin/bash",
          "--comment", MARKER, user]
     )  # fmt: skip
     if not res.ok:
         raise PreconditionError(
-            f"cannot create the login account {user} (UID {LOGIN_UID}): {res.stderr.strip()}",
-            f"free UID {LOGIN_UID} and the group name {user}, or pick another --login-user",
+            f"cannot create the login account {user} (UID {uid}): {res.stderr.strip()}",
+            f"free the group name {user}, or pick another --login-user",
         )
     # No usable password, but not the '!' lock: sshd without PAM refuses '!'-locked accounts
     # even for key logins, while '*' only rules out password logins.

@@ -82,9 +82,9 @@ def require(root: Path | None = None) -> state.ClusterState:
 def _setup_login(spec: ClusterSpec, root: Path | None, progress: Progress) -> None:
     assert spec.login_user is not None
     if login.ensure_account(spec.login_user):
-        progress(
-            f"login account {spec.login_user} created (UID {login.LOGIN_UID}, no password, sudo inside the hosts only)"
-        )
+        entry = login.account(spec.login_user)
+        uid = entry.pw_uid if entry else "?"
+        progress(f"login account {spec.login_user} created (UID {uid}, no password, sudo inside the hosts only)")
     login.open_key_path(root)
     login.check_key_path(state.ssh_dir(root) / "authorized_keys", spec.login_user)
 
