@@ -25,7 +25,9 @@ def _spec(args: argparse.Namespace):
     from pbs_harness.localcluster.spec import ClusterSpec
 
     try:
-        return ClusterSpec(subnet=str(args.subnet), host_count=args.hosts)
+        return ClusterSpec(
+            subnet=str(args.subnet), host_count=args.hosts, prefix=args.name_prefix, login_user=args.login_user
+        )
     except PreconditionError as exc:  # values the argument types cannot judge alone (subnet size for --hosts)
         raise UsageError(exc.message, exc.hint) from exc
 
@@ -55,31 +57,65 @@ def _check_state_dir() -> None:
     inventory.local_state()
 
 
-def cmd_cluster_up(args: argparse.Namespace) -> int:
-    from pbs_harness.localcluster import provider
+def _use_state_dir(args: argparse.Namespace) -> None:
+    """--state-dir selects the cluster, for this process and the tools it starts (ansible-inventory)."""
+    if getattr(args, "state_dir", None):
+        from pbs_harness.localcluster import state
 
+        os.environ[state.STATE_DIR_ENV] = os.path.abspath(args.state_dir)
+
+
+def _inventory_to_write(args: argparse.Namespace) -> str | None:
+    """Where `up` writes the cluster's inventory: --write-inventory, else, for a cluster outside the
+    default state directory (which inventory/local does not read), <state dir>/inventory."""
+    from pbs_harness.localcluster import state
+
+    if args.write_inventory:
+        return args.write_inventory
+    outside = state.state_dir() != state.state_dir(state.DEFAULT_STATE_DIR)
+    if outside and getattr(args, "deploys", False) and not getattr(args, "inventory", None):
+        return str(state.state_dir() / "inventory")
+    return None
+
+
+def cmd_cluster_up(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from pbs_harness import project
+    from pbs_harness.localcluster import provider, written_inventory
+
+    _use_state_dir(args)
     spec = _spec(args)
     _require_root()
     _check_state_dir()
+    target = _inventory_to_write(args)
+    if target:
+        written_inventory.check_target(Path(target).resolve())  # refuse before anything is created
     start = time.monotonic()
     st = provider.up(spec, _progress)
-    _progress(f"local cluster up: {st.host_count} hosts on {st.subnet} in {time.monotonic() - start:.1f}s")
+    _progress(f"local cluster up: {st.spec.describe()} in {time.monotonic() - start:.1f}s")
+    if target:
+        hosts = written_inventory.write(Path(target), None, project.root())
+        args.written_inventory = str(hosts.parent)
+        _progress(f"inventory written: {hosts.parent} (use it with -i {hosts.parent})")
     return errors.EXIT_OK
 
 
-def cmd_cluster_down(_: argparse.Namespace) -> int:
-    from pbs_harness.localcluster import provider
+def cmd_cluster_down(args: argparse.Namespace) -> int:
+    from pbs_harness.localcluster import provider, state
 
+    _use_state_dir(args)
     _require_root()
     _check_state_dir()
     if not provider.down(_progress):
-        _progress("no local cluster was up; nothing to remove")
+        _progress(f"no local cluster was up in {state.state_dir()}; nothing to remove")
     return errors.EXIT_OK
 
 
-def cmd_cluster_status(_: argparse.Namespace) -> int:
+def cmd_cluster_status(args: argparse.Namespace) -> int:
     from pbs_harness.localcluster import provider
 
+    _use_state_dir(args)
     _require_root()
     _check_state_dir()
     rows = provider.status()
@@ -91,6 +127,7 @@ def cmd_cluster_status(_: argparse.Namespace) -> int:
 def cmd_cluster_ssh(args: argparse.Namespace) -> int:
     from pbs_harness.localcluster import provider, sshkeys
 
+    _use_state_dir(args)
     _require_root()
     _check_state_dir()
     host = provider.host(args.host)
@@ -144,7 +181,10 @@ def cmd_verify(args: argparse.Namespace, inv=None) -> int:
 
 
 def cmd_up(args: argparse.Namespace) -> int:
+    args.deploys = True
     cmd_cluster_up(args)
+    # A written inventory is the one that knows this cluster's names: deploy through it.
+    args.inventory = args.inventory or getattr(args, "written_inventory", None)
     return cmd_deploy(args)
 
 
@@ -262,20 +302,13 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 def _lifecycle(verb: str):
     def handler(args: argparse.Namespace) -> int:
-        from pbs_harness.localcluster import hostproc, network, provider
+        from pbs_harness.localcluster import provider
 
+        _use_state_dir(args)
         _require_root()
         _check_state_dir()
         host = provider.host(args.host)
-        actions = {
-            "crash": hostproc.crash,
-            "boot": hostproc.boot,
-            "pause": hostproc.pause,
-            "resume": hostproc.resume,
-            "partition": network.partition,
-            "heal": network.heal,
-        }
-        actions[verb](host)
+        getattr(host, verb)()
         _progress(f"{verb} {host.name}: done")
         return errors.EXIT_OK
 
@@ -342,8 +375,21 @@ def _tags(text: str) -> str:
     return text
 
 
+def _local_command(sub, name: str, text: str, func) -> argparse.ArgumentParser:
+    """A command acting on one local cluster, chosen by --state-dir."""
+    from pbs_harness.localcluster.state import DEFAULT_STATE_DIR
+
+    p = sub.add_parser(name, help=text)
+    p.add_argument(
+        "--state-dir",
+        help=f"state directory of the cluster, one per cluster (default: $PBS_HARNESS_STATE_DIR, {DEFAULT_STATE_DIR})",
+    )
+    p.set_defaults(func=func)
+    return p
+
+
 def build_parser() -> argparse.ArgumentParser:
-    from pbs_harness.localcluster.spec import DEFAULT_HOSTS, DEFAULT_SUBNET
+    from pbs_harness.localcluster.spec import DEFAULT_HOSTS, DEFAULT_PREFIX, DEFAULT_SUBNET
 
     parser = argparse.ArgumentParser(prog="pbs-harness", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -354,6 +400,22 @@ def build_parser() -> argparse.ArgumentParser:
         )
         p.add_argument(
             "--subnet", type=_subnet, default=DEFAULT_SUBNET, help=f"private IPv4 /24 (default {DEFAULT_SUBNET})"
+        )
+        p.add_argument(
+            "--name-prefix",
+            default=DEFAULT_PREFIX,
+            metavar="PREFIX",
+            help=f"host names PREFIX01.. (2-8 lower-case letters/digits; default {DEFAULT_PREFIX})",
+        )
+        p.add_argument(
+            "--login-user",
+            metavar="USER",
+            help="reach the hosts only as this unprivileged account with passwordless sudo (root login refused)",
+        )
+        p.add_argument(
+            "--write-inventory",
+            metavar="PATH",
+            help="write the cluster as a static YAML inventory (inventory/cloud.example layout) into PATH",
         )
 
     def target(p: argparse.ArgumentParser) -> None:
@@ -371,10 +433,9 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--tags", type=_tags, help="only these role tags (install, configure, qmgr, hooks)")
         p.add_argument("--no-verify", action="store_true", help="skip the testinfra host checks after deploy")
 
-    p = sub.add_parser("up", help="local cluster up + deploy OpenPBS on it")
+    p = _local_command(sub, "up", "local cluster up + deploy OpenPBS on it", cmd_up)
     shape(p)
     deploy_opts(p)
-    p.set_defaults(func=cmd_up)
     p = sub.add_parser("deploy", help="deploy OpenPBS, hooks and configs with Ansible, then verify")
     deploy_opts(p)
     p.set_defaults(func=cmd_deploy)
@@ -389,20 +450,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--results", help="results JSON of a run (default reports/results.json)")
     p.add_argument("--out", help="output folder (default reports/)")
     p.set_defaults(func=cmd_report)
-    sub.add_parser("down", help="remove the local cluster").set_defaults(func=cmd_down)
-    sub.add_parser("status", help="state of the local cluster's hosts").set_defaults(func=cmd_cluster_status)
+    _local_command(sub, "down", "remove the local cluster", cmd_down)
+    _local_command(sub, "status", "state of the local cluster's hosts", cmd_cluster_status)
 
     cluster = sub.add_parser("cluster", help="local cluster of namespaced hosts")
     csub = cluster.add_subparsers(dest="verb", required=True, metavar="VERB")
-    p = csub.add_parser("up", help="create or repair the local cluster (idempotent)")
-    shape(p)
-    p.set_defaults(func=cmd_cluster_up)
-    csub.add_parser("down", help="remove everything the local cluster created").set_defaults(func=cmd_cluster_down)
-    csub.add_parser("status", help="state of each host").set_defaults(func=cmd_cluster_status)
-    p = csub.add_parser("ssh", help="SSH into a host as root (optionally run a command)")
+    shape(_local_command(csub, "up", "create or repair the local cluster (idempotent)", cmd_cluster_up))
+    _local_command(csub, "down", "remove everything the local cluster created", cmd_cluster_down)
+    _local_command(csub, "status", "state of each host", cmd_cluster_status)
+    p = _local_command(
+        csub, "ssh", "SSH into a host as root or the login user (optionally run a command)", cmd_cluster_ssh
+    )
     p.add_argument("host")
     p.add_argument("command", nargs=argparse.REMAINDER)
-    p.set_defaults(func=cmd_cluster_ssh)
     for verb, text in (
         ("crash", "every process of HOST dies at once"),
         ("boot", "start HOST again (same name, IP and disk; sshd and PBS start)"),
@@ -411,9 +471,7 @@ def build_parser() -> argparse.ArgumentParser:
         ("pause", "freeze every process of HOST"),
         ("resume", "thaw HOST"),
     ):
-        p = csub.add_parser(verb, help=text)
-        p.add_argument("host")
-        p.set_defaults(func=_lifecycle(verb))
+        _local_command(csub, verb, text, _lifecycle(verb)).add_argument("host")
     return parser
 
 

@@ -61,6 +61,8 @@ class InventoryHost:
             key_file=str(Path(key).expanduser()) if key else None,
             known_hosts=opts.get("userknownhostsfile"),
             strict_host_keys=strict,
+            become=_boolean(self.vars.get("ansible_become", False)),
+            become_user=str(self.vars.get("ansible_become_user") or "root"),
         )
 
 
@@ -88,6 +90,13 @@ class Inventory:
     @property
     def is_local_cluster(self) -> bool:
         return bool(self.server.vars.get("local_cluster_host"))
+
+
+def _boolean(value: Any) -> bool:
+    """An Ansible boolean as inventories write it (true, "yes", "True", 1, ...)."""
+    if isinstance(value, str):
+        return value.strip().lower() in ("1", "true", "yes", "on", "y", "t")
+    return bool(value)
 
 
 def _ssh_options(args: str) -> dict[str, str]:
@@ -203,15 +212,16 @@ def _validate_host(path: Path, host: InventoryHost) -> None:
         )
 
 
-def local_state():  # -> ClusterState | None (imported lazily: the local cluster is optional)
-    """The local cluster's state record, or None; an unreadable record is an error naming the file."""
+def local_state(root: Path | None = None):  # -> ClusterState | None (imported lazily: the cluster is optional)
+    """The local cluster's state record (of state directory `root`, default the configured one), or None;
+    an unreadable record is an error naming the file."""
     from pbs_harness.localcluster import state
 
     try:
-        return state.load()
+        return state.load(root)
     except (OSError, ValueError, TypeError) as exc:
         raise PreconditionError(
-            f"the local cluster's state file {state.state_dir() / 'state.json'} is unreadable: {exc}",
+            f"the local cluster's state file {state.state_dir(root) / 'state.json'} is unreadable: {exc}",
             "if no local cluster is up, move that file away; PBS_HARNESS_STATE_DIR chooses another state directory",
         ) from exc
 
@@ -285,12 +295,15 @@ def check_reachable(inv: Inventory, timeout: float = 10) -> None:
 
     if inv.is_local_cluster:
         # Local addresses are only reachable over our bridge; without it they would route off-box.
-        from pbs_harness.localcluster import network
+        # The cluster is the one the inventory records (its state directory), not the default one.
+        from pbs_harness.localcluster import network, provider
 
-        st = local_state()
+        root = provider.state_dir_of(inv.server.vars)
+        st = local_state(root)
         if st is None or st.spec.bridge not in network.link_names():
             raise PreconditionError(
-                "the local cluster is not up (its bridge is missing)", "bring it up first: pbs-harness up"
+                f"the local cluster in {root} is not up (no state, or its bridge is missing)",
+                f"bring it up first: PBS_HARNESS_STATE_DIR={root} pbs-harness up (with the options it was made with)",
             )
     failures = reachability.probe({h.name: (h.address, h.port) for h in inv.hosts.values()}, timeout)
     if failures:

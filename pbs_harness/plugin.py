@@ -136,8 +136,8 @@ def _unreachable_reason(inv: inventory_mod.Inventory) -> str | None:
             # Not ours to repair: the advice is the inventory's, never `pbs-harness up`.
             return f"{testrun.SKIP_UNREACHABLE} ({exc.message}): {exc.hint}"
         # A killed run can leave a local host paused or cut off: heal, then judge.
-        _heal_local_hosts(list(inv.hosts))
         try:
+            _heal_local_hosts(inv, list(inv.hosts))
             inventory_mod.check_reachable(inv, timeout=5)
         except HarnessError as again:
             return f"{testrun.SKIP_UNREACHABLE} ({again.message}): run `pbs-harness up` (it repairs the local cluster)"
@@ -228,16 +228,17 @@ def topology(inventory: inventory_mod.Inventory, pbs: Pbs) -> topology_mod.Topol
     return topology_mod.build(inventory, pbs.nodes.all())
 
 
-def _heal_local_hosts(names: list[str]) -> None:
-    """Undo faults a previous, killed run may have left on local hosts (Jepsen: heal in setup too)."""
-    from pbs_harness.localcluster import hostproc, network, provider
+def _heal_local_hosts(inv: inventory_mod.Inventory, names: list[str]) -> None:
+    """Undo faults a previous, killed run may have left on local hosts (Jepsen: heal in setup too),
+    in the local cluster the inventory records."""
+    from pbs_harness.localcluster import hostproc, provider
 
     for name in names:
-        spec = provider.host(name)
-        hostproc.resume(spec)
-        network.heal(spec)
-        if not hostproc.is_running(spec):
-            hostproc.boot(spec)
+        host = provider.inventory_host(name, inv.hosts[name].vars)
+        host.resume()
+        host.heal()
+        if not hostproc.is_running(host.spec):
+            host.boot()
 
 
 RUN_STAMP = datetime.now().strftime("run-%Y%m%d-%H%M%S")
@@ -277,7 +278,7 @@ def _environment(pbs: Pbs) -> dict[str, object]:
 def baseline(pbs: Pbs, pytestconfig: pytest.Config) -> baseline_mod.Snapshot:
     """Snapshot of the deployed cluster at session start, after healing leftovers of killed runs."""
     if pbs.cluster.inventory.is_local_cluster:
-        _heal_local_hosts(list(pbs.cluster.hosts))
+        _heal_local_hosts(pbs.cluster.inventory, list(pbs.cluster.hosts))
     if pytestconfig.pluginmanager.has_plugin("pbs_harness.conformance.recorder"):
         from pbs_harness.conformance import recorder
 

@@ -3,6 +3,9 @@
 A command is a string (run by bash on the host) or an argv list (quoted here). `run` never
 raises on a non-zero exit; `check` does. Connections are reused and re-opened once after a
 broken transport (host crashed and booted). Every command can be recorded in a transcript.
+
+Commands run as root. When the login account is not root and the target says `become` (the
+inventory's ansible_become, as on cloud images), each command is wrapped in `sudo -n`.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from pathlib import Path
 
 import paramiko
 
-from pbs_harness.errors import UnreachableError
+from pbs_harness.errors import PreconditionError, UnreachableError
 
 Command = str | Sequence[str]
 
@@ -59,9 +62,13 @@ def as_user(cmd: str, user: str) -> str:
     return f"runuser -l {shlex.quote(user)} -c {shlex.quote(cmd)}"
 
 
+# What sudo -n prints when the login account may not run the command without a password.
+_SUDO_REFUSED = ("sudo: a password is required", "is not in the sudoers file", "may not run sudo on")
+
+
 @dataclass(frozen=True)
 class SSHTarget:
-    """How to reach a host: address, user, key, known_hosts file."""
+    """How to reach a host: address, login user, key, known_hosts file, and privilege escalation."""
 
     name: str
     address: str
@@ -70,6 +77,32 @@ class SSHTarget:
     key_file: str | None = None
     known_hosts: str | None = None
     strict_host_keys: bool = True
+    become: bool = False
+    become_user: str = "root"
+
+    @property
+    def escalates(self) -> bool:
+        """True when commands must go through sudo to run as become_user."""
+        return self.become and self.user != self.become_user
+
+    @property
+    def effective_user(self) -> str:
+        return self.become_user if self.escalates else self.user
+
+
+def wire_command(target: SSHTarget, text: str, user: str | None = None) -> str:
+    """The command line sent to the host: `text` as the effective user (root), or as `user` with a
+    login environment; through `sudo -n` when the login account escalates.
+
+    `sudo -n` fails at once instead of waiting for a password; bash keeps the meaning the command
+    has as root's login-shell command (sshd runs it with root's shell)."""
+    cmd = as_user(text, user) if user else text
+    if not target.escalates:
+        return cmd
+    who = "" if target.become_user == "root" else f"-u {shlex.quote(target.become_user)} "
+    if user:
+        return f"sudo -n {who}-- {cmd}"
+    return f"sudo -n {who}-- bash -c {shlex.quote(cmd)}"
 
 
 Recorder = Callable[[CommandResult], None]
@@ -134,7 +167,25 @@ class RemoteHost:
     ) -> CommandResult:
         """Run cmd on the host (as root, or as `user`); reconnect once if the transport broke."""
         text = to_shell(cmd)
-        wire = as_user(text, user) if user else text
+        result = self._run(
+            text, wire_command(self.target, text, user), user or self.target.effective_user, timeout, stdin
+        )
+        if self.target.escalates and result.rc == 1 and any(s in result.stderr for s in _SUDO_REFUSED):
+            raise PreconditionError(
+                f"{self.target.user}@{self.name}: sudo refused to run `{text}` without a password: "
+                f"{result.stderr.strip()[:200]}",
+                f"give {self.target.user} passwordless sudo on the host (NOPASSWD), as cloud images do, "
+                "or log in as root (ansible_user: root)",
+            )
+        return result
+
+    def run_as_login(self, cmd: Command, *, timeout: float = 120) -> CommandResult:
+        """Run cmd as the login account itself, never through sudo (e.g. to read the session's
+        SSH_CONNECTION, which sudo's env_reset would clear)."""
+        text = to_shell(cmd)
+        return self._run(text, text, self.target.user, timeout, None)
+
+    def _run(self, text: str, wire: str, who: str, timeout: float, stdin: str | None) -> CommandResult:
         start = time.monotonic()
         for attempt in (1, 2):
             client = self._client_ok()
@@ -145,7 +196,7 @@ class RemoteHost:
                 self.close()
                 if attempt == 2:
                     raise UnreachableError(f"{self.name}: connection lost running `{text}`: {exc}") from exc
-        result = CommandResult(self.name, text, rc, out, err, user or "root", time.monotonic() - start)
+        result = CommandResult(self.name, text, rc, out, err, who, time.monotonic() - start)
         for record in self.recorders:
             record(result)
         return result

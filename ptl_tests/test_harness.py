@@ -18,6 +18,7 @@ from pbs_harness import shell
 from pbs_harness.evidence.logs import LogReader
 from pbs_harness.faults.ssh import DaemonKill, DaemonPause, SshPartition
 from pbs_harness.localcluster import hostproc, network, provider
+from pbs_harness.localcluster.spec import HostSpec
 from pbs_harness.waits import wait_until
 
 pytestmark = [pytest.mark.acceptance, pytest.mark.harness, pytest.mark.ci]
@@ -29,6 +30,11 @@ def local(inventory):
     if not inventory.is_local_cluster:
         pytest.skip("host-level faults are implemented for the local cluster only")
     return inventory
+
+
+def local_spec(cluster, name: str) -> HostSpec:
+    """The host's shape in the local cluster its inventory records (not the default state dir)."""
+    return provider.inventory_host(name, cluster.inventory.hosts[name].vars).spec
 
 
 def sister(cluster, n: int = 1) -> str:
@@ -69,22 +75,22 @@ def test_partition_blocks_traffic_and_heal_restores(local, cluster, nemesis) -> 
     target, peer = sister(cluster, 2), sister(cluster, 1)
     assert tcp_open(cluster, peer, target, 15002)
     fault = nemesis.partition(target)
-    assert network.is_partitioned(provider.host(target))
+    assert network.is_partitioned(local_spec(cluster, target))
     assert not tcp_open(cluster, peer, target, 15002)
     # Outbound too: seen from inside the host's own network namespace (SSH to it is cut as well).
     outbound = shell.run(
-        ["ip", "netns", "exec", provider.host(target).netns, "timeout", "3", "bash", "-c",
+        ["ip", "netns", "exec", local_spec(cluster, target).netns, "timeout", "3", "bash", "-c",
          f"</dev/tcp/{cluster.server.name}/15001"]
     )  # fmt: skip
     assert not outbound.ok
-    assert not ssh_banner(provider.host(target).ip)
+    assert not ssh_banner(local_spec(cluster, target).ip)
     nemesis.heal(fault)
     assert tcp_open(cluster, peer, target, 15002)
 
 
 def test_crash_kills_every_process_and_boot_brings_sshd_and_mom_back(local, cluster, pbs, nemesis) -> None:
     target = sister(cluster, 3)
-    spec = provider.host(target)
+    spec = local_spec(cluster, target)
     before = mom_started(cluster, target)
     fault = nemesis.crash_host(target)
     assert hostproc.pids(spec) == []
@@ -99,7 +105,7 @@ def test_crash_kills_every_process_and_boot_brings_sshd_and_mom_back(local, clus
 
 def test_pause_freezes_and_resume_continues(local, cluster, nemesis) -> None:
     target = sister(cluster, 4)
-    spec = provider.host(target)
+    spec = local_spec(cluster, target)
     fault = nemesis.pause_host(target)
     # cgroup v1 freezer: frozen tasks show state D; sshd accepts TCP (kernel) but never answers.
     states = process_states(spec)
@@ -160,14 +166,14 @@ def test_ctrl_c_during_a_partition_leaves_no_partition(local, cluster, tmp_path)
     )
     try:
         wait_until(ready.exists, bool, timeout=120, describe="child test partitioned its host")
-        assert network.is_partitioned(provider.host(target))
+        assert network.is_partitioned(local_spec(cluster, target))
         child.send_signal(signal.SIGINT)
         out, _ = child.communicate(timeout=180)
     finally:
         if child.poll() is None:
             child.kill()
     assert child.returncode == 2, out  # pytest's exit code for an interrupted run
-    assert not network.is_partitioned(provider.host(target)), out
+    assert not network.is_partitioned(local_spec(cluster, target)), out
 
 
 def test_ssh_side_partition_spares_the_harness_session(cluster, nemesis) -> None:

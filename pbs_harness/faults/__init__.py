@@ -14,7 +14,7 @@ from typing import Protocol
 
 from pbs_harness.cluster import Cluster
 from pbs_harness.faults.ssh import DaemonKill, DaemonPause, SshPartition
-from pbs_harness.localcluster import hostproc, network, provider
+from pbs_harness.localcluster import provider
 
 
 class Fault(Protocol):
@@ -26,10 +26,11 @@ class Fault(Protocol):
     def heal(self) -> None: ...
 
 
-def _local_host(cluster: Cluster, name: str):
+def _local_host(cluster: Cluster, name: str) -> provider.LocalHost:
+    """The host in the local cluster the inventory records (its state directory), not the default one."""
     if not cluster.inventory.is_local_cluster:
         raise NotImplementedError(f"{name} is not a local-cluster host: use the SSH-side faults (faults.ssh)")
-    return provider.host(name)
+    return provider.inventory_host(name, cluster.inventory.hosts[name].vars)
 
 
 @dataclass
@@ -41,11 +42,11 @@ class HostCrash:
     kind: str = "host-crash"
 
     def start(self) -> None:
-        hostproc.crash(_local_host(self.cluster, self.target))
+        _local_host(self.cluster, self.target).crash()
         self.cluster.hosts[self.target].close()
 
     def heal(self) -> None:
-        hostproc.boot(_local_host(self.cluster, self.target))
+        _local_host(self.cluster, self.target).boot()
 
 
 @dataclass
@@ -57,10 +58,10 @@ class HostPause:
     kind: str = "host-pause"
 
     def start(self) -> None:
-        hostproc.pause(_local_host(self.cluster, self.target))
+        _local_host(self.cluster, self.target).pause()
 
     def heal(self) -> None:
-        hostproc.resume(_local_host(self.cluster, self.target))
+        _local_host(self.cluster, self.target).resume()
 
 
 @dataclass
@@ -72,10 +73,10 @@ class HostPartition:
     kind: str = "host-partition"
 
     def start(self) -> None:
-        network.partition(_local_host(self.cluster, self.target))
+        _local_host(self.cluster, self.target).partition()
 
     def heal(self) -> None:
-        network.heal(_local_host(self.cluster, self.target))
+        _local_host(self.cluster, self.target).heal()
 
 
 @dataclass

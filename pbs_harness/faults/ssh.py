@@ -34,8 +34,11 @@ class SshPartition:
 
     def start(self) -> None:
         host = self.cluster.hosts[self.target]
-        # The harness's own session: keep it open so the partition can be healed over it.
-        conn = host.check("echo $SSH_CONNECTION").stdout.split()
+        # The harness's own session: keep it open so the partition can be healed over it. Read as
+        # the login account itself: sudo's env_reset would clear SSH_CONNECTION.
+        conn = host.run_as_login("echo $SSH_CONNECTION").stdout.split()
+        if len(conn) != 4:
+            raise RuntimeError(f"{self.target}: cannot tell the harness's own SSH session (SSH_CONNECTION={conn})")
         ctrl, port = conn[0], conn[3]
         ipt = "iptables -w 5"
         host.check(

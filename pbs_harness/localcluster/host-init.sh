@@ -12,6 +12,11 @@ mount --bind "$hostdir/pbs.conf" /etc/pbs.conf
 mount --bind "$hostdir/spool" /var/spool/pbs
 # Each host has its own root home, as real hosts do (and the controller's root dotfiles stay out).
 mount --bind "$hostdir/root" /root
+# A cluster with a login user: its sudo rule lives in the host's own sudoers.d, never in this
+# machine's /etc/sudoers.d (which the hosts share otherwise).
+if [ -d "$hostdir/sudoers.d" ]; then
+    mount --bind "$hostdir/sudoers.d" /etc/sudoers.d
+fi
 mount -t tmpfs -o mode=0755,nosuid,nodev tmpfs /run
 mount -t tmpfs -o mode=1777,nosuid,nodev tmpfs /tmp
 mount -t tmpfs -o mode=1777,nosuid,nodev tmpfs /var/tmp

@@ -84,13 +84,15 @@ def _wait_frozen(host: HostSpec, timeout: float = 10) -> None:
         time.sleep(0.05)
 
 
-def boot(host: HostSpec, timeout: float = 20) -> None:
-    """Start the host's init (tini -> host-init.sh -> sshd) and wait until sshd answers."""
+def boot(host: HostSpec, timeout: float = 20, root: Path | None = None) -> None:
+    """Start the host's init (tini -> host-init.sh -> sshd) and wait until sshd answers.
+
+    `root`: the state directory of the host's cluster (default: $PBS_HARNESS_STATE_DIR or the default)."""
     if is_running(host):
         return
     cg = ensure_cgroup(host)
     _set_frozen(host, False)
-    hdir = state.host_dir(host.name)
+    hdir = state.host_dir(host.name, root)
     init_script = resources.files("pbs_harness.localcluster").joinpath("host-init.sh")
     console = (hdir / "console.log").open("ab")
     argv = [
@@ -106,10 +108,10 @@ def boot(host: HostSpec, timeout: float = 20) -> None:
         if time.monotonic() > deadline:
             raise UnreachableError(f"host {host.name}: launcher did not start", f"see {hdir / 'console.log'}")
         time.sleep(0.02)
-    wait_ssh(host, timeout)
+    wait_ssh(host, timeout, root)
 
 
-def wait_ssh(host: HostSpec, timeout: float = 20) -> None:
+def wait_ssh(host: HostSpec, timeout: float = 20, root: Path | None = None) -> None:
     deadline = time.monotonic() + timeout
     while True:
         try:
@@ -119,13 +121,13 @@ def wait_ssh(host: HostSpec, timeout: float = 20) -> None:
         except OSError:
             pass
         if time.monotonic() > deadline:
-            log = state.host_dir(host.name) / "console.log"
+            log = state.host_dir(host.name, root) / "console.log"
             raise UnreachableError(
                 f"host {host.name} ({host.ip}): sshd did not answer within {timeout:.0f}s",
                 f"see {log}",
             )
         if not is_running(host):
-            log = state.host_dir(host.name) / "console.log"
+            log = state.host_dir(host.name, root) / "console.log"
             raise UnreachableError(f"host {host.name} died while booting", f"see {log}")
         time.sleep(0.1)
 

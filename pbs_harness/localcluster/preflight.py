@@ -5,10 +5,12 @@ from __future__ import annotations
 import os
 import shutil
 from collections.abc import Callable
+from pathlib import Path
 
 from pbs_harness import shell
 from pbs_harness.errors import PreconditionError
-from pbs_harness.localcluster import network
+from pbs_harness.localcluster import network, registry
+from pbs_harness.localcluster.registry import STATE_PARENT
 from pbs_harness.localcluster.spec import ClusterSpec
 
 # Program -> Debian package that provides it.
@@ -19,6 +21,8 @@ REQUIRED_PROGRAMS = {
     "sshd": "openssh-server",
     "ssh-keygen": "openssh-client",
     "iptables": "iptables",
+    # The login user's passwordless sudo inside the hosts (--login-user), and the harness's `sudo -n`.
+    "sudo": "sudo",
 }
 
 
@@ -61,8 +65,44 @@ def check_subnet(spec: ClusterSpec, ours: bool) -> None:
         )
 
 
-def run_all(spec: ClusterSpec, ours: bool) -> None:
+def _free_example(spec: ClusterSpec, others: list[registry.KnownCluster]) -> ClusterSpec:
+    """A prefix and subnet no known cluster uses, for the hints."""
+    used = {o.prefix for o in others} | {spec.prefix}
+    prefix = next(p for p in ("vm", "vmb", *(f"c{i}" for i in range(2, 100))) if p not in used)
+    for n in range(72, 255):
+        cand = ClusterSpec(subnet=f"10.{n}.0.0/24", prefix=prefix, host_count=spec.host_count)
+        if not any(o.overlaps(cand) for o in others) and not cand.network.overlaps(spec.network):
+            return cand
+    return ClusterSpec(prefix=prefix, host_count=spec.host_count)
+
+
+def check_other_clusters(spec: ClusterSpec, root: Path | None = None, **where: Path) -> None:
+    """Refuse the host names or the subnet of another local cluster of this machine."""
+    own_names = {h.name for h in spec.hosts}
+    others = [
+        o
+        for o in registry.others(root, **where)
+        if o.state_dir or not set(o.names) <= own_names  # a legacy block of our own names is ours
+    ]
+    for other in others:
+        free = _free_example(spec, others)
+        if other.prefix == spec.prefix:
+            raise PreconditionError(
+                f"host name prefix {spec.prefix!r} is already used by {other.where} ({', '.join(other.names[:3])}...)",
+                "give this cluster its own --name-prefix, --subnet and state directory (--state-dir), e.g. "
+                f"--name-prefix {free.prefix} --subnet {free.subnet} --state-dir {STATE_PARENT / free.prefix}",
+            )
+        if other.overlaps(spec):
+            used = other.subnet or ", ".join(other.addresses[:3])
+            raise PreconditionError(
+                f"subnet {spec.subnet} overlaps {used}, used by {other.where}",
+                f"choose another private /24 with --subnet, e.g. --subnet {free.subnet}",
+            )
+
+
+def run_all(spec: ClusterSpec, ours: bool, root: Path | None = None) -> None:
     check_root()
     check_programs()
     check_netns()
+    check_other_clusters(spec, root)
     check_subnet(spec, ours)

@@ -1,4 +1,8 @@
-"""`pbs-harness cluster ...`: bring the local cluster up and down, and host lifecycle verbs."""
+"""`pbs-harness cluster ...`: bring a local cluster up and down, and host lifecycle verbs.
+
+Every function takes `root`, the cluster's state directory (default: $PBS_HARNESS_STATE_DIR or
+/var/lib/pbs-harness/local); several clusters live side by side in several state directories.
+"""
 
 from __future__ import annotations
 
@@ -6,14 +10,18 @@ import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from pbs_harness import shell
 from pbs_harness.errors import PreconditionError
-from pbs_harness.localcluster import hostproc, hostsfile, network, preflight, sshkeys, state
+from pbs_harness.localcluster import hostproc, hostsfile, login, network, preflight, registry, sshkeys, state
 from pbs_harness.localcluster.spec import ClusterSpec, HostSpec
 
 # Bind-mount targets that must exist on the controller for the per-host copies.
 BIND_TARGETS = {Path("/etc/pbs.conf"): "file", Path("/var/spool/pbs"): "dir"}
+# Inventory host variables that say a host is a local-cluster host, and of which cluster.
+LOCAL_HOST_VAR = "local_cluster_host"
+STATE_DIR_VAR = "local_cluster_state_dir"
 
 Progress = Callable[[str], None]
 
@@ -33,8 +41,8 @@ def _ensure_bind_targets(st: state.ClusterState) -> None:
         st.created_paths.append(str(path))
 
 
-def _prepare_host_disk(host: HostSpec) -> None:
-    hdir = state.host_dir(host.name)
+def _prepare_host_disk(spec: ClusterSpec, host: HostSpec, root: Path | None) -> None:
+    hdir = state.host_dir(host.name, root)
     (hdir / "spool").mkdir(parents=True, exist_ok=True, mode=0o755)
     root_home = hdir / "root"
     if not root_home.exists():
@@ -46,18 +54,23 @@ def _prepare_host_disk(host: HostSpec) -> None:
     conf = hdir / "pbs.conf"
     if not conf.exists():
         conf.touch(mode=0o644)
-    sshkeys.ensure_host_key(host)
+    if spec.login_user:
+        login.write_sudoers(host.name, spec.login_user, root)
+    sshkeys.ensure_host_key(host, root, spec.login_user)
 
 
-def current() -> state.ClusterState | None:
-    return state.load()
+def current(root: Path | None = None) -> state.ClusterState | None:
+    return state.load(root)
 
 
-def require() -> state.ClusterState:
+def require(root: Path | None = None) -> state.ClusterState:
     """The cluster's state, refusing when its network is gone (its addresses would route off-box)."""
-    st = state.load()
+    st = state.load(root)
     if st is None:
-        raise PreconditionError("no local cluster is up", "bring one up: pbs-harness cluster up")
+        raise PreconditionError(
+            f"no local cluster is up (no state in {state.state_dir(root)})",
+            "bring one up (pbs-harness cluster up), or name its state directory (--state-dir / PBS_HARNESS_STATE_DIR)",
+        )
     if st.spec.bridge not in network.link_names():
         raise PreconditionError(
             f"the local cluster's bridge {st.spec.bridge} is gone (machine restarted?)",
@@ -66,26 +79,38 @@ def require() -> state.ClusterState:
     return st
 
 
-def up(spec: ClusterSpec, progress: Progress = _quiet) -> state.ClusterState:
+def _setup_login(spec: ClusterSpec, root: Path | None, progress: Progress) -> None:
+    assert spec.login_user is not None
+    if login.ensure_account(spec.login_user):
+        entry = login.account(spec.login_user)
+        uid = entry.pw_uid if entry else "?"
+        progress(f"login account {spec.login_user} created (UID {uid}, no password, sudo inside the hosts only)")
+    login.open_key_path(root)
+    login.check_key_path(state.ssh_dir(root) / "authorized_keys", spec.login_user)
+
+
+def up(spec: ClusterSpec, progress: Progress = _quiet, root: Path | None = None) -> state.ClusterState:
     """Create (or repair) the cluster; safe to run again on a running cluster."""
-    old = state.load()
+    old = state.load(root)
     if old is not None and old.spec != spec:
         raise PreconditionError(
-            f"a local cluster with a different shape is up ({old.host_count} hosts, {old.subnet})",
-            "take it down first (pbs-harness down) or repeat its shape",
+            f"a local cluster of another shape is up in {state.state_dir(root)} ({old.spec.describe()})",
+            "take it down first (pbs-harness down) or repeat its shape, or use another state directory (--state-dir)",
         )
-    preflight.run_all(spec, ours=old is not None)
+    preflight.run_all(spec, ours=old is not None, root=root)
     st = old or state.ClusterState.from_spec(spec)
-    state.save(st)  # record early so a failed `up` can still be taken `down`
+    state.save(st, root)  # record early so a failed `up` can still be taken `down`
     progress(f"network: bridge {spec.bridge} {spec.bridge_ip}/{spec.prefixlen}")
     network.ensure_bridge(spec)
     _ensure_bind_targets(st)
-    state.save(st)
-    sshkeys.ensure_client_key()
-    hostsfile.install((h.ip, h.name) for h in spec.hosts)
+    state.save(st, root)
+    sshkeys.ensure_client_key(root)
+    if spec.login_user:
+        _setup_login(spec, root, progress)
+    hostsfile.install(state.cluster_id(root), [(h.ip, h.name) for h in spec.hosts])
     for host in spec.hosts:
-        _prepare_host_disk(host)
-    sshkeys.write_client_files(spec)
+        _prepare_host_disk(spec, host, root)
+    sshkeys.write_client_files(spec, root)
     for host in spec.hosts:
         network.ensure_host_network(spec, host)
         hostproc.ensure_cgroup(host)
@@ -93,19 +118,33 @@ def up(spec: ClusterSpec, progress: Progress = _quiet) -> state.ClusterState:
             hostproc.resume(host)
         if hostproc.is_running(host):
             progress(f"host {host.name} {host.ip}: running")
-            hostproc.wait_ssh(host)
+            hostproc.wait_ssh(host, root=root)
         else:
             progress(f"host {host.name} {host.ip}: booting")
-            hostproc.boot(host)
+            hostproc.boot(host, root=root)
     return st
 
 
-def down(progress: Progress = _quiet) -> bool:
+def _hand_over_placeholders(st: state.ClusterState, others: list[registry.KnownCluster]) -> list[str]:
+    """Bind-mount placeholders this cluster created but another cluster still mounts: the other
+    cluster's state takes them over (its `down` removes them). Returns the paths kept."""
+    heir = next((o for o in others if o.state_dir and state.load(Path(o.state_dir)) is not None), None)
+    if heir is None or not st.created_paths:
+        return []
+    heir_root = Path(heir.state_dir)
+    heir_state = state.load(heir_root)
+    assert heir_state is not None
+    heir_state.created_paths += [p for p in st.created_paths if p not in heir_state.created_paths]
+    state.save(heir_state, heir_root)
+    return list(st.created_paths)
+
+
+def down(progress: Progress = _quiet, root: Path | None = None) -> bool:
     """Remove everything `up` created; returns False when there was nothing to remove."""
-    st = state.load()
+    cid = state.cluster_id(root)
+    st = state.load(root)
     if st is None:
-        removed = hostsfile.remove()
-        return removed
+        return hostsfile.remove(cid)
     spec = st.spec
     for host in spec.hosts:
         progress(f"host {host.name}: stopping")
@@ -113,26 +152,34 @@ def down(progress: Progress = _quiet) -> bool:
         hostproc.crash(host)
         hostproc.remove_cgroup(host)
         network.remove_host_network(host)
-    _stop_ssh_masters()
+    _stop_ssh_masters(root)
     network.remove_bridge(spec)
-    hostsfile.remove()
+    hostsfile.remove(cid, [h.name for h in spec.hosts])
+    others = registry.others(root)
+    kept = _hand_over_placeholders(st, others)
     for created in reversed(st.created_paths):
         path = Path(created)
+        if created in kept:
+            continue
         if path.is_dir() and not any(path.iterdir()):
             path.rmdir()
         elif path.is_file() and path.stat().st_size == 0:
             path.unlink()
-    root = state.state_dir()
-    shutil.rmtree(root)
-    if root.parent.name == "pbs-harness" and not any(root.parent.iterdir()):
-        root.parent.rmdir()
-    progress("local cluster removed")
+    if spec.login_user:
+        still_used = any(o.login_user == spec.login_user for o in others)
+        if login.remove_account(spec.login_user, still_used):
+            progress(f"login account {spec.login_user} removed")
+    sdir = state.state_dir(root)
+    shutil.rmtree(sdir)
+    if sdir.parent.name == "pbs-harness" and not any(sdir.parent.iterdir()):
+        sdir.parent.rmdir()
+    progress(f"local cluster in {sdir} removed")
     return True
 
 
-def _stop_ssh_masters() -> None:
+def _stop_ssh_masters(root: Path | None = None) -> None:
     """Close the multiplexed SSH masters (ControlPersist) that ansible/testinfra left running."""
-    for sock in state.ssh_dir().glob("cm-*"):
+    for sock in state.ssh_dir(root).glob("cm-*"):
         shell.run(["ssh", "-o", f"ControlPath={sock}", "-O", "exit", "pbs-harness-master"], timeout=10)
 
 
@@ -154,8 +201,8 @@ class HostStatus:
         return "running, " + ", ".join(flags)
 
 
-def status() -> list[HostStatus]:
-    st = require()
+def status(root: Path | None = None) -> list[HostStatus]:
+    st = require(root)
     out = []
     for host in st.spec.hosts:
         running = hostproc.is_running(host)
@@ -164,7 +211,7 @@ def status() -> list[HostStatus]:
         ssh = False
         if running and not paused and not partitioned:
             try:
-                hostproc.wait_ssh(host, timeout=1)
+                hostproc.wait_ssh(host, timeout=1, root=root)
                 ssh = True
             except Exception:  # noqa: BLE001 - status reports, never raises
                 ssh = False
@@ -172,5 +219,51 @@ def status() -> list[HostStatus]:
     return out
 
 
-def host(name: str) -> HostSpec:
-    return require().spec.host(name)
+@dataclass(frozen=True)
+class LocalHost:
+    """One host of one local cluster: its shape and its cluster's state directory, with the lifecycle verbs."""
+
+    spec: HostSpec
+    root: Path
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    def crash(self) -> None:
+        hostproc.crash(self.spec)
+
+    def boot(self) -> None:
+        hostproc.boot(self.spec, root=self.root)
+
+    def pause(self) -> None:
+        hostproc.pause(self.spec)
+
+    def resume(self) -> None:
+        hostproc.resume(self.spec)
+
+    def partition(self) -> None:
+        network.partition(self.spec)
+
+    def heal(self) -> None:
+        network.heal(self.spec)
+
+
+def host(name: str, root: Path | None = None) -> LocalHost:
+    return LocalHost(require(root).spec.host(name), state.state_dir(root))
+
+
+def state_dir_of(host_vars: dict[str, Any]) -> Path:
+    """The state directory an inventory host records (a host of an older inventory: the default one)."""
+    recorded = host_vars.get(STATE_DIR_VAR)
+    return state.state_dir(Path(str(recorded)) if recorded else None)
+
+
+def inventory_host(name: str, host_vars: dict[str, Any]) -> LocalHost:
+    """The local-cluster host an inventory names, in the cluster its inventory records."""
+    if not host_vars.get(LOCAL_HOST_VAR):
+        raise PreconditionError(
+            f"{name} is not a local-cluster host (no {LOCAL_HOST_VAR} in its inventory variables)",
+            "host-level faults of VMs go over SSH (pbs_harness.faults.ssh)",
+        )
+    return host(name, state_dir_of(host_vars))

@@ -18,6 +18,10 @@ DEFAULT_PREFIX = "pbsh"
 # The bridge takes .1 (the controller's address on the cluster network); hosts start at .11.
 FIRST_HOST_OFFSET = 11
 _PREFIX_RE = re.compile(r"^[a-z][a-z0-9]{1,7}$")
+# A portable account name (useradd's default NAME_REGEX, shorter).
+_USER_RE = re.compile(r"^[a-z_][a-z0-9_-]{0,30}$")
+# Linux interface names are at most 15 characters (IFNAMSIZ - 1).
+IFNAME_MAX = 15
 
 
 @dataclass(frozen=True)
@@ -34,17 +38,23 @@ class HostSpec:
 
     @property
     def veth_outer(self) -> str:
-        # Linux interface names are at most 15 characters.
-        return f"vh-{self.name}"[:15]
+        # At most 3 + 8 (prefix) + 2 = 13 characters: within IFNAME_MAX, never truncated, so
+        # hosts of clusters with different prefixes never share a link name.
+        return f"vh-{self.name}"
 
 
 @dataclass(frozen=True)
 class ClusterSpec:
-    """The whole local cluster; the first host is the server host (also a mom)."""
+    """The whole local cluster; the first host is the server host (also a mom).
+
+    `login_user`: None means SSH as root (key only); a name means SSH only as that unprivileged
+    account, with passwordless sudo inside the hosts (as cloud images are).
+    """
 
     subnet: str = DEFAULT_SUBNET
     host_count: int = DEFAULT_HOSTS
     prefix: str = DEFAULT_PREFIX
+    login_user: str | None = None
 
     def __post_init__(self) -> None:
         validate(self)
@@ -55,7 +65,16 @@ class ClusterSpec:
 
     @property
     def bridge(self) -> str:
-        return f"{self.prefix}-br0"[:15]
+        # At most 8 + 4 = 12 characters (see veth_outer); unique per prefix.
+        return f"{self.prefix}-br0"
+
+    @property
+    def ssh_user(self) -> str:
+        return self.login_user or "root"
+
+    def describe(self) -> str:
+        login = f", login user {self.login_user}" if self.login_user else ""
+        return f"{self.host_count} hosts {self.hosts[0].name}.. on {self.subnet}{login}"
 
     @property
     def bridge_ip(self) -> str:
@@ -109,4 +128,9 @@ def validate(spec: ClusterSpec) -> None:
         raise PreconditionError(
             f"host name prefix {spec.prefix!r} is not valid",
             "use 2-8 lower-case letters and digits, starting with a letter",
+        )
+    if spec.login_user is not None and (spec.login_user == "root" or not _USER_RE.match(spec.login_user)):
+        raise PreconditionError(
+            f"login user {spec.login_user!r} is not valid",
+            "give an unprivileged account name (lower-case letters, digits, '_', '-'; not root), e.g. --login-user ops",
         )

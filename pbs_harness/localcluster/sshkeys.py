@@ -13,12 +13,12 @@ from pbs_harness.localcluster import state
 from pbs_harness.localcluster.spec import ClusterSpec, HostSpec
 
 SSHD_CONFIG = """\
-# sshd of namespaced host {name} (written by pbs-harness): key-only, root by key only.
+# sshd of namespaced host {name} (written by pbs-harness): key-only, {who}.
 ListenAddress {ip}
 Port 22
 HostKey {hostdir}/ssh_host_ed25519_key
 PidFile /run/sshd.pid
-PermitRootLogin prohibit-password
+{access}
 PubkeyAuthentication yes
 PasswordAuthentication no
 KbdInteractiveAuthentication no
@@ -57,14 +57,24 @@ def ensure_client_key(root: Path | None = None) -> None:
     auth.chmod(0o600)
 
 
-def ensure_host_key(host: HostSpec, root: Path | None = None) -> None:
+def _access(login_user: str | None) -> tuple[str, str]:
+    """Who may log in: root by key only, or only the login user (root refused, as on cloud images)."""
+    if login_user is None:
+        return "root by key only", "PermitRootLogin prohibit-password"
+    return f"only {login_user} (root refused)", f"PermitRootLogin no\nAllowUsers {login_user}\nStrictModes yes"
+
+
+def ensure_host_key(host: HostSpec, root: Path | None = None, login_user: str | None = None) -> None:
     hdir = state.host_dir(host.name, root)
     hdir.mkdir(parents=True, exist_ok=True, mode=0o755)
     key = hdir / "ssh_host_ed25519_key"
     if not key.exists():
         shell.check(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", host.name, "-f", str(key)])
+    who, access = _access(login_user)
     (hdir / "sshd_config").write_text(
         SSHD_CONFIG.format(
+            who=who,
+            access=access,
             name=host.name,
             ip=host.ip,
             hostdir=hdir,
@@ -80,7 +90,7 @@ def write_client_files(spec: ClusterSpec, root: Path | None = None) -> None:
         pub = (state.host_dir(host.name, root) / "ssh_host_ed25519_key.pub").read_text().split()
         lines.append(f"{host.name},{host.ip} {pub[0]} {pub[1]}")
         cfg.append(
-            f"Host {host.name}\n  HostName {host.ip}\n  User root\n  IdentityFile {client_key(root)}\n"
+            f"Host {host.name}\n  HostName {host.ip}\n  User {spec.ssh_user}\n  IdentityFile {client_key(root)}\n"
             f"  IdentitiesOnly yes\n  UserKnownHostsFile {known_hosts(root)}\n  StrictHostKeyChecking yes\n"
             "  PasswordAuthentication no\n  ConnectTimeout 5\n"
         )

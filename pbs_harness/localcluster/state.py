@@ -3,7 +3,11 @@
 Layout under the state directory (default /var/lib/pbs-harness/local, env PBS_HARNESS_STATE_DIR):
   state.json              spec + the controller paths we created (placeholders for bind mounts)
   ssh/                    harness key pair, known_hosts, ssh_config, authorized_keys
-  hosts/<name>/           per-host disk: pbs.conf, spool/ (PBS_HOME), sshd config and host key, console.log
+  hosts/<name>/           per-host disk: pbs.conf, spool/ (PBS_HOME), sshd config and host key, console.log,
+                          sudoers.d/ (with a login user: mounted over /etc/sudoers.d inside the host)
+  inventory/              the inventory `up` writes when the host names differ from inventory/local's
+
+One state directory holds one cluster; several clusters on one machine have several directories.
 """
 
 from __future__ import annotations
@@ -16,10 +20,17 @@ from pathlib import Path
 from pbs_harness.localcluster.spec import ClusterSpec
 
 DEFAULT_STATE_DIR = Path("/var/lib/pbs-harness/local")
+STATE_DIR_ENV = "PBS_HARNESS_STATE_DIR"
 
 
-def state_dir() -> Path:
-    return Path(os.environ.get("PBS_HARNESS_STATE_DIR", str(DEFAULT_STATE_DIR)))
+def state_dir(root: Path | None = None) -> Path:
+    """The given state directory, else $PBS_HARNESS_STATE_DIR, else the default; always absolute."""
+    return Path(os.path.abspath(root or os.environ.get(STATE_DIR_ENV, str(DEFAULT_STATE_DIR))))
+
+
+def cluster_id(root: Path | None = None) -> str:
+    """What names a cluster machine-wide (its /etc/hosts block, the inventory's record): its state dir."""
+    return str(state_dir(root))
 
 
 @dataclass
@@ -29,20 +40,23 @@ class ClusterState:
     subnet: str
     host_count: int
     prefix: str
+    login_user: str | None = None
     # Controller paths that did not exist and were created as bind-mount targets.
     created_paths: list[str] = field(default_factory=list)
 
     @property
     def spec(self) -> ClusterSpec:
-        return ClusterSpec(subnet=self.subnet, host_count=self.host_count, prefix=self.prefix)
+        return ClusterSpec(
+            subnet=self.subnet, host_count=self.host_count, prefix=self.prefix, login_user=self.login_user
+        )
 
     @classmethod
     def from_spec(cls, spec: ClusterSpec) -> ClusterState:
-        return cls(subnet=spec.subnet, host_count=spec.host_count, prefix=spec.prefix)
+        return cls(subnet=spec.subnet, host_count=spec.host_count, prefix=spec.prefix, login_user=spec.login_user)
 
 
 def load(root: Path | None = None) -> ClusterState | None:
-    path = (root or state_dir()) / "state.json"
+    path = state_dir(root) / "state.json"
     if not path.exists():
         return None
     data = json.loads(path.read_text())
@@ -50,7 +64,7 @@ def load(root: Path | None = None) -> ClusterState | None:
 
 
 def save(state: ClusterState, root: Path | None = None) -> None:
-    base = root or state_dir()
+    base = state_dir(root)
     base.mkdir(parents=True, exist_ok=True, mode=0o700)
     tmp = base / "state.json.tmp"
     tmp.write_text(json.dumps(asdict(state), indent=2) + "\n")
@@ -58,8 +72,8 @@ def save(state: ClusterState, root: Path | None = None) -> None:
 
 
 def host_dir(name: str, root: Path | None = None) -> Path:
-    return (root or state_dir()) / "hosts" / name
+    return state_dir(root) / "hosts" / name
 
 
 def ssh_dir(root: Path | None = None) -> Path:
-    return (root or state_dir()) / "ssh"
+    return state_dir(root) / "ssh"

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 import pexpect
 
 from pbs_harness.cluster import Cluster
-from pbs_harness.transport import SSHTarget
+from pbs_harness.transport import SSHTarget, wire_command
 
 PROMPT = "PBSH-PROMPT> "
 READY_RE = re.compile(r"qsub: job (\S+) ready")
@@ -40,8 +40,9 @@ class InteractiveJob:
 
     def __enter__(self) -> InteractiveJob:
         qsub = shlex.join([self.cluster.bin("qsub"), "-I", *self.qsub_args])
-        remote = f"runuser -l {shlex.quote(self.user)} -c {shlex.quote(qsub)}"
         target = self.cluster.inventory.clients[0].ssh_target()
+        # runuser as root, through `sudo -n` when the login account is not root (as the transport does).
+        remote = wire_command(target, qsub, user=self.user)
         self.child = pexpect.spawn(ssh_argv(target)[0], [*ssh_argv(target)[1:], remote], encoding="utf-8")
         self.child.expect(READY_RE, timeout=self.timeout)
         self.job_id = self.child.match.group(1)
