@@ -30,14 +30,18 @@ from pbs_harness.pbs.client import Pbs
 from pbs_harness.transport import CommandResult
 from pbs_harness.waits import WaitTimeout
 
-MARKERS = {
-    "acceptance": "runs against a real OpenPBS cluster",
+# One marker per suite (a suite may span modules); pbs_harness.progress summarises by these.
+SUITES = {
     "smoke": "minimal end-to-end check of a deployed cluster",
     "harness": "self-tests of the harness's own machinery on a real cluster",
     "reliable_startup": "reliable job startup suite",
     "ramp_down": "node ramp-down suite",
     "admin_suspend": "admin-suspend / maintenance suite",
     "resv_reconfirm": "degraded reservation reconfirmation suite",
+}
+MARKERS = {
+    "acceptance": "runs against a real OpenPBS cluster",
+    **SUITES,
     "destructive": "changes the cluster beyond what the baseline restore repairs quickly",
     "ci": "subset run in CI",
     "needs_moms(n)": "skip unless the cluster has at least n moms",

@@ -21,6 +21,9 @@ from pathlib import Path
 
 import pytest
 
+# Child pytest sessions for the plugins' tests (tests/unit/test_progress.py).
+pytest_plugins = ["pytester"]
+
 PR_SET_CHILD_SUBREAPER = 36
 # How long a process on its way out (signalled, exiting) gets before it counts as left behind.
 EXIT_GRACE_S = 5.0
