@@ -1,4 +1,4 @@
-"""Unit-session guard: no test may leave a process behind.
+"""Unit-session guards: no test may leave a process behind, and none sees this machine's cluster.
 
 The pytest process makes itself a child subreaper (prctl PR_SET_CHILD_SUBREAPER), so a process
 whose parent died — e.g. a forked stand-in blocked in read(2) after its parent was killed — is
@@ -6,6 +6,10 @@ re-parented to this session rather than to init, and is still seen as ours. Afte
 live descendant that was not there before it is a leak: the test errors in teardown naming the
 process, which is then killed. At session end the same check covers session-scoped fixtures and
 fails the session. Zombies are ignored: they are already dead.
+
+The session's PBS_HARNESS_STATE_DIR is an empty temporary directory and PBS_HARNESS_INVENTORY is
+unset, for the session and every child pytest it starts: unit tests never read, judge or touch a
+local cluster that happens to be up (a test wanting a state dir sets its own).
 """
 
 from __future__ import annotations
@@ -13,7 +17,9 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import os
+import shutil
 import signal
+import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -95,10 +101,20 @@ def _kill(procs: list[Proc]) -> None:
             os.kill(p.pid, signal.SIGKILL)
 
 
+STATE_DIR_KEY = pytest.StashKey[str]()
+
+
 def pytest_configure(config: pytest.Config) -> None:
     libc = ctypes.CDLL(None, use_errno=True)
     if libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
         raise OSError(ctypes.get_errno(), "prctl(PR_SET_CHILD_SUBREAPER) failed")
+    config.stash[STATE_DIR_KEY] = os.environ["PBS_HARNESS_STATE_DIR"] = tempfile.mkdtemp(prefix="pbsh-unit-state-")
+    os.environ.pop("PBS_HARNESS_INVENTORY", None)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if STATE_DIR_KEY in config.stash:
+        shutil.rmtree(config.stash[STATE_DIR_KEY], ignore_errors=True)
 
 
 @pytest.fixture(autouse=True)

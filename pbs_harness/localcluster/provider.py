@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from pbs_harness import shell
+from pbs_harness import project, shell
 from pbs_harness.errors import PreconditionError
 from pbs_harness.localcluster import hostproc, hostsfile, network, preflight, sshkeys, state
 from pbs_harness.localcluster.spec import ClusterSpec, HostSpec
@@ -66,16 +66,32 @@ def require() -> state.ClusterState:
     return st
 
 
-def up(spec: ClusterSpec, progress: Progress = _quiet) -> state.ClusterState:
-    """Create (or repair) the cluster; safe to run again on a running cluster."""
-    old = state.load()
-    if old is not None and old.spec != spec:
+def claim(old: state.ClusterState | None, spec: ClusterSpec, here: str) -> state.ClusterState:
+    """The state `up` goes on with: a new one owned by checkout `here`, or the running cluster's
+    when `here` may repair it (it is this checkout's, or its state predates the owner record).
+    Refuses another checkout's cluster: repairing or redeploying it would change what that
+    checkout is testing."""
+    if old is None:
+        return state.ClusterState.from_spec(spec, owner=here)
+    if old.owner not in (None, here):
+        raise PreconditionError(
+            f"the {old.label} was brought up by another checkout ({old.owner}), not this one ({here})",
+            "use it from that checkout, or take it down first (pbs-harness down) and bring it up from here",
+        )
+    if old.spec != spec:
         raise PreconditionError(
             f"a local cluster with a different shape is up ({old.host_count} hosts, {old.subnet})",
             "take it down first (pbs-harness down) or repeat its shape",
         )
+    old.owner = here
+    return old
+
+
+def up(spec: ClusterSpec, progress: Progress = _quiet) -> state.ClusterState:
+    """Create (or repair) the cluster; safe to run again on a running cluster."""
+    old = state.load()
+    st = claim(old, spec, project.checkout())
     preflight.run_all(spec, ours=old is not None)
-    st = old or state.ClusterState.from_spec(spec)
     state.save(st)  # record early so a failed `up` can still be taken `down`
     progress(f"network: bridge {spec.bridge} {spec.bridge_ip}/{spec.prefixlen}")
     network.ensure_bridge(spec)
