@@ -87,6 +87,15 @@ def claim(old: state.ClusterState | None, spec: ClusterSpec, here: str) -> state
     return old
 
 
+def foreign_owner() -> str | None:
+    """Who brought up the local cluster, when it is up and not this checkout's (.ci/run leaves such
+    a cluster alone); None when no cluster is up or it is ours."""
+    st = state.load()
+    if st is None or st.owner == project.checkout():
+        return None
+    return st.owner or "a checkout that did not record itself"
+
+
 def up(spec: ClusterSpec, progress: Progress = _quiet) -> state.ClusterState:
     """Create (or repair) the cluster; safe to run again on a running cluster."""
     old = state.load()

@@ -68,6 +68,16 @@ def test_up_claims_a_new_or_unrecorded_cluster_and_refuses_another_checkouts() -
     assert "pbs-harness down" in err.value.hint
 
 
+def test_ci_leaves_a_cluster_alone_unless_it_is_this_checkouts(state_dir: Path) -> None:
+    assert provider.foreign_owner() is None  # none up
+    _up_by(project.checkout())
+    assert provider.foreign_owner() is None
+    _up_by(OTHER)
+    assert provider.foreign_owner() == OTHER
+    _up_by(None)
+    assert provider.foreign_owner() == "a checkout that did not record itself"
+
+
 def test_suites_skip_another_checkouts_cluster_naming_both(state_dir: Path) -> None:
     _up_by(OTHER)
     reason = plugin._unavailable_reason(Config(), reach=False)
