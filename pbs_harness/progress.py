@@ -86,9 +86,9 @@ WORDS = {
 
 @dataclass
 class Suite:
-    counts: Counter[str] = field(default_factory=Counter)
-    started: float | None = None
+    started: float
     finished: float = 0.0
+    counts: Counter[str] = field(default_factory=Counter)
 
 
 class Progress:
@@ -98,7 +98,6 @@ class Progress:
         self.lines = config.get_verbosity() >= 0
         self.suite_by_id: dict[str, str] = {}
         self.reports: dict[str, dict[str, pytest.TestReport]] = {}
-        self.started: dict[str, float] = {}
         self.suites: dict[str, Suite] = {}
         self.skips: Counter[str] = Counter()
         self.done = 0
@@ -117,11 +116,7 @@ class Progress:
             self.skips[skip_reason(report)] += 1
 
     def pytest_runtest_logstart(self, nodeid: str) -> None:
-        now = time.monotonic()
-        self.started[nodeid] = now
-        suite = self.suites.setdefault(self._suite(nodeid), Suite())
-        if suite.started is None:
-            suite.started = now
+        self.suites.setdefault(self._suite(nodeid), Suite(started=time.monotonic()))
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> Iterator[None]:
@@ -147,7 +142,7 @@ class Progress:
         reports = self.reports.pop(nodeid, {})
         cats, reason = outcome(reports)
         suite_name = self._suite(nodeid)
-        suite = self.suites.setdefault(suite_name, Suite(started=self.started.get(nodeid, now)))
+        suite = self.suites.setdefault(suite_name, Suite(started=now))
         suite.counts.update(cats)
         suite.finished = now
         if "skipped" in cats:
@@ -177,7 +172,7 @@ class Progress:
             width = max(map(len, self.suites))
             for name, suite in self.suites.items():
                 counts = ", ".join(f"{suite.counts[c]} {c}" for c in CATEGORIES if suite.counts[c])
-                wall = suite.finished - (suite.started or suite.finished)
+                wall = max(0.0, suite.finished - suite.started)
                 terminalreporter.write_line(f"{name:<{width}}  {counts or 'nothing finished'} in {duration(wall)}")
         if self.skips:
             terminalreporter.write_sep("=", "skipped, by reason")
