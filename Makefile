@@ -26,12 +26,13 @@ unit: venv
 	$(PY) -m pytest tests -q --junitxml reports/junit-unit.xml
 
 test: lint unit
-	# Acceptance suites: they skip with the reason when no cluster/OpenPBS is available.
-	$(PY) -m pytest ptl_tests -q -rs --junitxml reports/junit-make-test.xml $(PYTEST_ARGS)
+	# Acceptance suites: they skip when no cluster/OpenPBS is available, one line per reason (pbs_harness.progress).
+	$(PY) -m pytest ptl_tests -q --junitxml reports/junit-make-test.xml $(PYTEST_ARGS)
 
+# Not -q: a line per finished test (suite, name, outcome, duration) keeps a long run followable.
 acceptance: venv
 	$(HARNESS) up
-	$(HARNESS) test -q -rs $(PYTEST_ARGS)
+	$(HARNESS) test $(PYTEST_ARGS)
 
 down: venv
 	$(HARNESS) down

@@ -27,18 +27,23 @@ from pbs_harness.cluster import Cluster
 from pbs_harness.errors import HarnessError, UnreachableError
 from pbs_harness.evidence import collect
 from pbs_harness.faults import Nemesis
+from pbs_harness.localcluster import state as localstate
 from pbs_harness.pbs.client import Pbs
 from pbs_harness.transport import CommandResult
 from pbs_harness.waits import WaitTimeout
 
-MARKERS = {
-    "acceptance": "runs against a real OpenPBS cluster",
+# One marker per suite (a suite may span modules); pbs_harness.progress summarises by these.
+SUITES = {
     "smoke": "minimal end-to-end check of a deployed cluster",
     "harness": "self-tests of the harness's own machinery on a real cluster",
     "reliable_startup": "reliable job startup suite",
     "ramp_down": "node ramp-down suite",
     "admin_suspend": "admin-suspend / maintenance suite",
     "resv_reconfirm": "degraded reservation reconfirmation suite",
+}
+MARKERS = {
+    "acceptance": "runs against a real OpenPBS cluster",
+    **SUITES,
     "destructive": "changes the cluster beyond what the baseline restore repairs quickly",
     "ci": "subset run in CI",
     "needs_moms(n)": "skip unless the cluster has at least n moms",
@@ -96,6 +101,56 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     return report
 
 
+def _named(config: pytest.Config) -> str | None:
+    """How the inventory was named explicitly (--inventory or PBS_HARNESS_INVENTORY), or None for the default."""
+    given = config.getoption("--inventory")
+    if given is None:
+        return None
+    return "PBS_HARNESS_INVENTORY" if given == os.environ.get("PBS_HARNESS_INVENTORY") else "--inventory"
+
+
+def _is_local_inventory(path: Path) -> bool:
+    return (path / "cluster.py").exists()
+
+
+def _not_ours_reason(config: pytest.Config, path: Path) -> str | None:
+    """Why the default inventory's local cluster is not this checkout's to test, or None.
+
+    The local cluster's state is machine-wide: without this, a second clone's `make test` would run
+    its suites on whatever cluster another clone brought up. An inventory named explicitly is used
+    whoever brought it up."""
+    if _named(config) or not _is_local_inventory(path):
+        return None
+    st = localstate.load()
+    if st is None:
+        return None  # loading the inventory says the cluster is not up
+    here = project.checkout()
+    if st.owner == here:
+        return None
+    named = "name it explicitly (-i inventory/local, or PBS_HARNESS_INVENTORY) to test it from here"
+    if st.owner is None:
+        return (
+            f"the {st.label} does not record which checkout brought it up (its state predates that record), "
+            f"so it is not taken for this checkout's ({here}): run `pbs-harness cluster up` from the checkout "
+            f"it belongs to, which records it, or {named}"
+        )
+    return (
+        f"the {st.label} was brought up by another checkout ({st.owner}), not this one ({here}): run the "
+        f"suites from that checkout, or {named}"
+    )
+
+
+INVENTORY_KEY = pytest.StashKey[dict[Path, inventory_mod.Inventory]]()
+
+
+def _load_inventory(config: pytest.Config, path: Path) -> inventory_mod.Inventory:
+    """The inventory at `path`, read once per session (ansible-inventory takes a second or two)."""
+    loaded = config.stash.setdefault(INVENTORY_KEY, {})
+    if path not in loaded:
+        loaded[path] = inventory_mod.load(path)
+    return loaded[path]
+
+
 def _unavailable_reason(config: pytest.Config, *, reach: bool = True) -> str | None:
     """Why the acceptance suites cannot run here, or None when they can. `reach=False` leaves out
     the checks that reach the hosts: a session queued for the lock must not judge the cluster while
@@ -107,14 +162,17 @@ def _unavailable_reason(config: pytest.Config, *, reach: bool = True) -> str | N
         path = project.inventory_path(config.getoption("--inventory"))
     except HarnessError as exc:
         return f"{testrun.SKIP_NO_INVENTORY}: {exc.message}: {exc.hint}"
+    not_ours = _not_ours_reason(config, path)
+    if not_ours:
+        return not_ours
     # The local cluster shares this machine's /opt/pbs: say first when OpenPBS itself is missing.
-    if (path / "cluster.py").exists() and not Path("/opt/pbs/bin/qstat").exists():
+    if _is_local_inventory(path) and not Path("/opt/pbs/bin/qstat").exists():
         return (
             f"{testrun.SKIP_NO_OPENPBS} (/opt/pbs/bin/qstat missing): install it (official packages, or by hand "
             "per its INSTALL) and run `pbs-harness up`"
         )
     try:
-        inv = inventory_mod.load(path)
+        inv = _load_inventory(config, path)
     except HarnessError as exc:
         return f"{testrun.SKIP_NO_INVENTORY}: {exc.message}: {exc.hint}"
     if inv.is_local_cluster:
@@ -125,6 +183,41 @@ def _unavailable_reason(config: pytest.Config, *, reach: bool = True) -> str | N
                 "per its INSTALL) and run `pbs-harness up`"
             )
     return (_unreachable_reason(inv) or _remote_reason(inv)) if reach else None
+
+
+def describe_target(config: pytest.Config) -> str:
+    """What the suites will run against (call once `_unavailable_reason(config, reach=False)` is None)."""
+    path = project.inventory_path(config.getoption("--inventory"))
+    named = _named(config)
+    st = localstate.load() if _is_local_inventory(path) else None
+    if st is not None:
+        if named is None:
+            return f"{st.label}, brought up by this checkout"
+        by = "this checkout" if st.owner == project.checkout() else (st.owner or "a checkout not recorded")
+        return f"{st.label}, named with {named} (brought up by {by})"
+    inv = _load_inventory(config, path)
+    how = f"named with {named}" if named else "the default inventory"
+    return f"inventory {path} (server {inv.server.name}, {len(inv.moms)} moms), {how}"
+
+
+def target_line(config: pytest.Config) -> str:
+    """One line: whether the suites found a cluster, and which."""
+    reason = _unavailable_reason(config, reach=False)
+    if reason:
+        return f"pbs-harness: no cluster: acceptance suites skipped ({reason})"
+    return f"pbs-harness: acceptance target: {describe_target(config)}"
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    return target_line(config)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionstart(session: pytest.Session) -> None:
+    # With -q pytest shows no header; the target line is shown all the same.
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is not None and session.config.get_verbosity() < 0:
+        reporter.write_line(target_line(session.config))
 
 
 def _unreachable_reason(inv: inventory_mod.Inventory) -> str | None:
@@ -164,7 +257,7 @@ def inventory(pytestconfig: pytest.Config) -> inventory_mod.Inventory:
     reason = _unavailable_reason(pytestconfig)
     if reason:
         pytest.skip(reason)
-    return inventory_mod.load(project.inventory_path(pytestconfig.getoption("--inventory")))
+    return _load_inventory(pytestconfig, project.inventory_path(pytestconfig.getoption("--inventory")))
 
 
 @pytest.fixture(scope="session")
@@ -205,7 +298,7 @@ def pytest_runtestloop(session: pytest.Session) -> Iterator[object]:
         return (yield)
     if _unavailable_reason(config, reach=False) is not None:
         return (yield)  # the inventory fixture skips the tests with the reason
-    inv = inventory_mod.load(project.inventory_path(config.getoption("--inventory")))
+    inv = _load_inventory(config, project.inventory_path(config.getoption("--inventory")))
     reporter = config.pluginmanager.get_plugin("terminalreporter")
 
     def say(text: str) -> None:

@@ -29,6 +29,11 @@ def root() -> Path:
     )
 
 
+def checkout() -> str:
+    """This checkout's identity where one is recorded (the local cluster's owner): its resolved root."""
+    return str(root().resolve())
+
+
 def inventory_path(arg: str | None) -> Path:
     path = Path(arg) if arg else root() / DEFAULT_INVENTORY
     if not path.is_absolute() and not path.exists():

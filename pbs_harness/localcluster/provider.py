@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pbs_harness import shell
+from pbs_harness import project, shell
 from pbs_harness.errors import PreconditionError
 from pbs_harness.localcluster import hostproc, hostsfile, login, network, preflight, registry, sshkeys, state
 from pbs_harness.localcluster.spec import ClusterSpec, HostSpec
@@ -89,16 +89,41 @@ def _setup_login(spec: ClusterSpec, root: Path | None, progress: Progress) -> No
     login.check_key_path(state.ssh_dir(root) / "authorized_keys", spec.login_user)
 
 
-def up(spec: ClusterSpec, progress: Progress = _quiet, root: Path | None = None) -> state.ClusterState:
-    """Create (or repair) the cluster; safe to run again on a running cluster."""
-    old = state.load(root)
-    if old is not None and old.spec != spec:
+def claim(old: state.ClusterState | None, spec: ClusterSpec, here: str, root: Path | None = None) -> state.ClusterState:
+    """The state `up` goes on with: a new one owned by checkout `here`, or the running cluster's
+    when `here` may repair it (it is this checkout's, or its state predates the owner record, and
+    the shape is the same). Refuses another checkout's cluster: repairing or redeploying it would
+    change what that checkout is testing."""
+    if old is None:
+        return state.ClusterState.from_spec(spec, owner=here)
+    if old.owner not in (None, here):
+        raise PreconditionError(
+            f"the {old.label} was brought up by another checkout ({old.owner}), not this one ({here})",
+            "use it from that checkout, or take it down first (pbs-harness down) and bring it up from here",
+        )
+    if old.spec != spec:
         raise PreconditionError(
             f"a local cluster of another shape is up in {state.state_dir(root)} ({old.spec.describe()})",
             "take it down first (pbs-harness down) or repeat its shape, or use another state directory (--state-dir)",
         )
+    old.owner = here
+    return old
+
+
+def foreign_owner(root: Path | None = None) -> str | None:
+    """Who brought up the local cluster, when it is up and not this checkout's (.ci/run leaves such
+    a cluster alone); None when no cluster is up or it is ours."""
+    st = state.load(root)
+    if st is None or st.owner == project.checkout():
+        return None
+    return st.owner or "a checkout that did not record itself"
+
+
+def up(spec: ClusterSpec, progress: Progress = _quiet, root: Path | None = None) -> state.ClusterState:
+    """Create (or repair) the cluster; safe to run again on a running cluster."""
+    old = state.load(root)
+    st = claim(old, spec, project.checkout(), root)
     preflight.run_all(spec, ours=old is not None, root=root)
-    st = old or state.ClusterState.from_spec(spec)
     state.save(st, root)  # record early so a failed `up` can still be taken `down`
     progress(f"network: bridge {spec.bridge} {spec.bridge_ip}/{spec.prefixlen}")
     network.ensure_bridge(spec)

@@ -1,7 +1,8 @@
 """On-disk state of the local cluster: what was created, so `down` removes exactly that.
 
 Layout under the state directory (default /var/lib/pbs-harness/local, env PBS_HARNESS_STATE_DIR):
-  state.json              spec + the controller paths we created (placeholders for bind mounts)
+  state.json              spec, the controller paths we created (placeholders for bind mounts), and the
+                          checkout that brought the cluster up (its project root)
   ssh/                    harness key pair, known_hosts, ssh_config, authorized_keys
   hosts/<name>/           per-host disk: pbs.conf, spool/ (PBS_HOME), sshd config and host key, console.log,
                           sudoers.d/ (with a login user: mounted over /etc/sudoers.d inside the host)
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 from pbs_harness.localcluster.spec import ClusterSpec
@@ -43,6 +44,9 @@ class ClusterState:
     login_user: str | None = None
     # Controller paths that did not exist and were created as bind-mount targets.
     created_paths: list[str] = field(default_factory=list)
+    # Project root of the checkout that brought the cluster up: the acceptance suites of another
+    # checkout leave it alone unless named explicitly. None in state written before it was recorded.
+    owner: str | None = None
 
     @property
     def spec(self) -> ClusterSpec:
@@ -50,9 +54,17 @@ class ClusterState:
             subnet=self.subnet, host_count=self.host_count, prefix=self.prefix, login_user=self.login_user
         )
 
+    @property
+    def label(self) -> str:
+        """E.g. `local cluster pbsh01..pbsh06 (10.71.0.0/24)`."""
+        hosts = self.spec.hosts
+        return f"local cluster {hosts[0].name}..{hosts[-1].name} ({self.subnet})"
+
     @classmethod
-    def from_spec(cls, spec: ClusterSpec) -> ClusterState:
-        return cls(subnet=spec.subnet, host_count=spec.host_count, prefix=spec.prefix, login_user=spec.login_user)
+    def from_spec(cls, spec: ClusterSpec, owner: str | None = None) -> ClusterState:
+        return cls(
+            subnet=spec.subnet, host_count=spec.host_count, prefix=spec.prefix, login_user=spec.login_user, owner=owner
+        )
 
 
 def load(root: Path | None = None) -> ClusterState | None:
@@ -60,7 +72,8 @@ def load(root: Path | None = None) -> ClusterState | None:
     if not path.exists():
         return None
     data = json.loads(path.read_text())
-    return ClusterState(**data)
+    known = {f.name for f in fields(ClusterState)}
+    return ClusterState(**{k: v for k, v in data.items() if k in known})
 
 
 def save(state: ClusterState, root: Path | None = None) -> None:

@@ -3,18 +3,23 @@ plugin turning a diagnosed timeout into an xfail (and nothing else).
 
 The /proc test makes two real local processes named pbs_mom (via /proc/self/comm), the child
 blocked in read(2) with 7 of 8 bytes of a size already read — the kernel state the defect leaves;
-no PBS is involved. The plugin test runs a child pytest session whose conftest replaces the
+no PBS is involved. Only the child writes to stdout (one write), and both run in their own
+process group, killed whole when the test ends. The plugin test runs a child pytest session whose conftest replaces the
 `cluster` and `harness_test` fixtures and `defects.diagnose` with stand-ins.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import select
+import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import IO
 
 import pytest
 
@@ -22,7 +27,7 @@ from pbs_harness import project
 from pbs_harness.evidence import starters
 
 BLOCKED_STARTER = r"""
-import os, sys, time
+import os, signal, sys
 def name(n):
     with open("/proc/self/comm", "w") as fh:
         fh.write(n)
@@ -31,41 +36,62 @@ r, w = os.pipe()
 os.write(w, b"pbsh04\0")          # a host name where a size_t was expected
 pid = os.fork()
 if pid == 0:
+    signal.alarm(120)             # never outlive the test, whatever becomes of it
     name("pbs_mom")
     got = os.read(r, 8)           # 7 bytes: readpipe() then asks for the 8th
-    print(f"read={len(got)}", flush=True)
+    # The only writer of stdout, one write: "<pid> <bytes read>".
+    os.write(1, f"{os.getpid()} {len(got)}\n".encode())
     os.read(r, 8 - len(got))      # blocks: the writer stays open
     os._exit(0)
-print(f"pid={pid}", flush=True)
-time.sleep(60)
+# A starter's parent is pbs_mom: stay until the test closes stdin, then end the child.
+sys.stdin.buffer.read()
+os.kill(pid, signal.SIGKILL)
+os.waitpid(pid, 0)
 """
 
 
+def _line_within(stream: IO[bytes], seconds: float) -> bytes:
+    """One line from a child's stdout, or b"" when none comes in time (the child failed early)."""
+    ready, _, _ = select.select([stream], [], [], seconds)
+    return stream.readline() if ready else b""
+
+
 def test_proc_reader_sees_a_starter_blocked_in_a_half_read_size() -> None:
-    proc = subprocess.Popen([sys.executable, "-c", BLOCKED_STARTER], stdout=subprocess.PIPE, text=True)
+    # Own process group: the finally below ends the parent and its blocked child together.
+    proc = subprocess.Popen(
+        [sys.executable, "-c", BLOCKED_STARTER], stdin=subprocess.PIPE, stdout=subprocess.PIPE, start_new_session=True
+    )
     try:
-        # Parent and child print in either order.
-        said = dict(proc.stdout.readline().strip().split("=") for _ in range(2))
-        child = int(said["pid"])
-        assert said["read"] == "7"
+        line = _line_within(proc.stdout, 10)
+        assert line, f"the forked stand-in never reported its read (parent exit status {proc.poll()})"
+        child, got = map(int, line.split())
+        assert got == 7
+        # The child reported before its second read(2): wait until the kernel shows it there.
         deadline = time.monotonic() + 10
         found: list[dict] = []
         while time.monotonic() < deadline:
-            out = subprocess.run([sys.executable, "-c", starters._SCRIPT], capture_output=True, text=True, check=True)
+            out = subprocess.run(
+                [sys.executable, "-c", starters._SCRIPT], capture_output=True, text=True, check=True, timeout=30
+            )
             found = [s for s in json.loads(out.stdout) if s["pid"] == child]
             if found and found[0].get("read_count") == 1:
                 break
-            time.sleep(0.1)
+            time.sleep(0.05)
         assert found, "the blocked child was not listed as a starter"
         starter = starters.Starter(**found[0])
         assert starter.blocked_reading_pipe, starter
         assert starter.read_count == 1, starter
         assert starters.half_read_size_header([starter]) == [starter]
     finally:
-        proc.kill()
+        # Closing stdin makes the parent end and reap its child; the group kill is for whatever of
+        # the group did not (pids are handed out in sequence, so the group id is not reused yet).
+        proc.stdin.close()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=10)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
-        if "child" in locals():
-            os.kill(child, 9)
+        proc.stdout.close()
 
 
 @pytest.mark.parametrize(
@@ -118,6 +144,7 @@ def test_diagnosed_timeout_is_an_xfail_and_others_fail(tmp_path: Path) -> None:
         # A private lock dir: the stand-in `cluster` must not wait for a real cluster's session lock.
         env={**os.environ, "PYTHONPATH": str(project.root()), "PBS_HARNESS_LOCK_DIR": str(tmp_path / "locks")},
         check=False,
+        timeout=300,
     ).stdout
     assert "1 failed, 1 xfailed" in out, out
     assert "XFAIL test_child.py::test_wait[stuck] - FAKE DEFECT seen. The test's wait: timed out" in out, out

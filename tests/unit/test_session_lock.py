@@ -1,11 +1,28 @@
-"""The session lock serialises test sessions on one cluster (real flock, temporary lock dir)."""
+"""The session lock serialises test sessions on one cluster (real flock, temporary lock dir).
+
+Other sessions are real processes (multiprocessing); each test ends every one it started.
+"""
 
 import multiprocessing
 import os
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
+
 from pbs_harness import session_lock
+
+
+@pytest.fixture
+def processes() -> Iterator[list[multiprocessing.Process]]:
+    """The processes a test starts; any still alive at its end (a failed assert) are killed."""
+    procs: list[multiprocessing.Process] = []
+    yield procs
+    for p in procs:
+        if p.is_alive():
+            p.kill()
+        p.join(10)
 
 
 def _hold_for(lock_dir: str, seconds: float, ready) -> None:
@@ -15,18 +32,19 @@ def _hold_for(lock_dir: str, seconds: float, ready) -> None:
         time.sleep(seconds)
 
 
-def _holder(lock_dir: Path, seconds: float) -> multiprocessing.Process:
+def _holder(lock_dir: Path, seconds: float, processes: list[multiprocessing.Process]) -> multiprocessing.Process:
     """Another session holding the lock for `seconds`, started and holding on return."""
     ready = multiprocessing.Event()
     holder = multiprocessing.Process(target=_hold_for, args=(str(lock_dir), seconds, ready))
     holder.start()
+    processes.append(holder)
     assert ready.wait(10)
     return holder
 
 
-def test_second_session_waits_and_names_the_holder(tmp_path, monkeypatch):
+def test_second_session_waits_and_names_the_holder(tmp_path, monkeypatch, processes):
     monkeypatch.setattr(session_lock, "LOCK_DIR", tmp_path)
-    holder = _holder(tmp_path, 1.5)
+    holder = _holder(tmp_path, 1.5, processes)
     said: list[str] = []
     started = time.monotonic()
     with session_lock.hold("srv@10.0.0.1", said.append, poll=0.1):
@@ -62,15 +80,16 @@ def _queue_then_hold(lock_dir: str, name: str, order, hold_s: float) -> None:
         time.sleep(hold_s)
 
 
-def test_waiters_are_served_in_arrival_order(tmp_path, monkeypatch):
+def test_waiters_are_served_in_arrival_order(tmp_path, monkeypatch, processes):
     monkeypatch.setattr(session_lock, "LOCK_DIR", tmp_path)
-    holder = _holder(tmp_path, 1.5)
+    holder = _holder(tmp_path, 1.5, processes)
     queue = session_lock.lock_path("srv@10.0.0.1").with_suffix(".queue")
     order = multiprocessing.Queue()
     waiters = []
     for name in ("first", "second", "third"):
         w = multiprocessing.Process(target=_queue_then_hold, args=(str(tmp_path), name, order, 0.2))
         w.start()
+        processes.append(w)
         waiters.append(w)
         # Arrival order is what is under test: the next waiter starts once this one's ticket is queued.
         deadline = time.monotonic() + 10
@@ -79,6 +98,7 @@ def test_waiters_are_served_in_arrival_order(tmp_path, monkeypatch):
         assert len(list(queue.iterdir())) == len(waiters)
     for w in [holder, *waiters]:
         w.join(20)
+        assert w.exitcode == 0, f"{w.name} did not finish its turn"
     assert [order.get(timeout=1) for _ in waiters] == ["first", "second", "third"]
 
 

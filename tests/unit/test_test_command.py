@@ -70,18 +70,30 @@ def test_stop_signal_runs_teardown(tmp_path: Path, signum: int) -> None:
             f"os.execv(sys.executable, {pytest_argv!r})",
         ]
     )
+    # Own process group: the finally below ends it whole if the test stops early.
     child = subprocess.Popen(
         [sys.executable, "-c", ignoring_sigint],
         cwd=tmp_path,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         env={**os.environ, "PYTHONPATH": str(project.root())},
+        start_new_session=True,
     )
-    deadline = time.monotonic() + 30
-    while not started.exists() and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert started.exists(), child.communicate(timeout=5)[0].decode()
-    child.send_signal(signum)
-    out = child.communicate(timeout=30)[0].decode()
-    assert marker.read_text() == "healed", out
-    assert child.returncode != 0, out
+    try:
+        deadline = time.monotonic() + 30
+        while not started.exists() and time.monotonic() < deadline and child.poll() is None:
+            time.sleep(0.1)
+        assert started.exists(), _end(child)
+        child.send_signal(signum)
+        out = child.communicate(timeout=30)[0].decode()
+        assert marker.read_text() == "healed", out
+        assert child.returncode != 0, out
+    finally:
+        _end(child)
+
+
+def _end(child: subprocess.Popen[bytes]) -> str:
+    """Kill the child's process group if it still runs; its output so far."""
+    if child.poll() is None:  # not reaped yet, so the group id is still ours
+        os.killpg(child.pid, signal.SIGKILL)
+    return (child.communicate()[0] or b"").decode()
