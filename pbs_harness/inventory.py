@@ -154,7 +154,8 @@ def validate(inv: Inventory) -> None:
         raise PreconditionError(
             f"inventory {inv.path}: unknown openpbs_install_method {method!r}",
             "set openpbs_install_method to 'existing' (OpenPBS already installed under the prefix) "
-            "or 'packages' (official .deb/.rpm from openpbs_install_packages_source)",
+            "or 'packages' (official .deb/.rpm from the release zip openpbs_install_packages_archive, "
+            "or loose files from openpbs_install_packages_url or openpbs_install_packages_dir)",
         )
 
 
@@ -219,7 +220,7 @@ def check_openpbs_local(inv: Inventory) -> None:
     if not (prefix / "bin" / "qstat").exists() or not Path("/etc/init.d/pbs").exists():
         raise PreconditionError(
             f"OpenPBS is not installed under {prefix} on this machine (the local cluster shares it)",
-            "either install OpenPBS here first (official packages, or the INSTALL steps of the OpenPBS source "
-            "incl. pbs_postinstall) and keep openpbs_install_method=existing, or set "
-            "openpbs_install_method=packages with openpbs_install_packages_source pointing at official packages",
+            "install OpenPBS on this machine first and keep openpbs_install_method=existing: the server package "
+            "of the official release zip (apt-get install ./openpbs-server_<version>-1_amd64.deb, or dnf install "
+            "./openpbs-server-<version>-0.x86_64.rpm), or the INSTALL steps of the OpenPBS source + pbs_postinstall",
         )
