@@ -17,10 +17,17 @@ $(VENV)/.installed: requirements.txt requirements-dev.txt pyproject.toml
 
 venv: $(VENV)/.installed
 
-lint: venv
+lint: venv lint-ci-examples
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	PATH=$(CURDIR)/$(VENV)/bin:$$PATH $(VENV)/bin/ansible-lint --offline -q
+
+# The CI recipes in examples/ci/ against GitHub's and GitLab's published schemas, as bundled with
+# check-jsonschema: offline, nothing is downloaded.
+.PHONY: lint-ci-examples
+lint-ci-examples: venv
+	$(VENV)/bin/check-jsonschema --builtin-schema vendor.github-workflows examples/ci/github-actions.yml
+	$(VENV)/bin/check-jsonschema --builtin-schema vendor.gitlab-ci --data-transform gitlab-ci examples/ci/gitlab-ci.yml
 
 unit: venv
 	$(PY) -m pytest tests -q --junitxml reports/junit-unit.xml

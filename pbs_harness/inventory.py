@@ -29,6 +29,8 @@ SERVER_GROUP = "pbs_server"
 MOM_GROUP = "pbs_moms"
 CLIENT_GROUP = "pbs_clients"
 
+_INVENTORY_DIR_RE = re.compile(r"\{\{\s*inventory_dir\s*\}\}")
+
 
 @dataclass(frozen=True)
 class InventoryHost:
@@ -48,9 +50,10 @@ class InventoryHost:
         return f"{self.name} ({self.address}:{self.port})"
 
     def ssh_target(self) -> SSHTarget:
-        opts = _ssh_options(
-            f"{self.vars.get('ansible_ssh_common_args', '')} {self.vars.get('ansible_ssh_extra_args', '')}"
-        )
+        args = f"{self.vars.get('ansible_ssh_common_args', '')} {self.vars.get('ansible_ssh_extra_args', '')}"
+        # The one template an inventory's SSH settings commonly hold, rendered as Ansible would.
+        args = _INVENTORY_DIR_RE.sub(lambda _: str(self.vars.get("inventory_dir", "")), args)
+        opts = _ssh_options(args)
         strict = opts.get("stricthostkeychecking", "yes").lower() not in ("no", "off")
         key = self.vars.get("ansible_ssh_private_key_file") or self.vars.get("ansible_private_key_file")
         return SSHTarget(
@@ -142,7 +145,8 @@ def parse(data: dict[str, Any], path: Path) -> Inventory:
     hosts = {
         name: InventoryHost(
             name,
-            hostvars.get(name, {}),
+            # Ansible's magic variable, which `ansible-inventory --list` leaves out.
+            {"inventory_dir": str(path if path.is_dir() else path.parent), **hostvars.get(name, {})},
             frozenset(g for g, members in groups.items() if name in members and g != "all"),
         )
         for name in sorted(names)
@@ -175,7 +179,8 @@ def validate(inv: Inventory) -> None:
         raise PreconditionError(
             f"inventory {inv.path}: unknown openpbs_install_method {method!r}",
             "set openpbs_install_method to 'existing' (OpenPBS already installed under the prefix) "
-            "or 'packages' (official .deb/.rpm from openpbs_install_packages_url or openpbs_install_packages_dir)",
+            "or 'packages' (official .deb/.rpm from the release zip openpbs_install_packages_archive, "
+            "or loose files from openpbs_install_packages_url or openpbs_install_packages_dir)",
         )
     for host in inv.hosts.values():
         _validate_host(inv.path, host)
@@ -340,8 +345,7 @@ def check_openpbs_local(inv: Inventory) -> None:
     if not (prefix / "bin" / "qstat").exists() or not Path("/etc/init.d/pbs").exists():
         raise PreconditionError(
             f"OpenPBS is not installed under {prefix} on this machine (the local cluster shares it)",
-            "either install OpenPBS here first (official packages, or the INSTALL steps of the OpenPBS source "
-            "incl. pbs_postinstall) and keep openpbs_install_method=existing, or set "
-            "openpbs_install_method=packages with openpbs_install_packages_url or openpbs_install_packages_dir "
-            "pointing at official packages",
+            "install OpenPBS on this machine first and keep openpbs_install_method=existing: the server package "
+            "of the official release zip (apt-get install ./openpbs-server_<version>-1_amd64.deb, or dnf install "
+            "./openpbs-server-<version>-0.x86_64.rpm), or the INSTALL steps of the OpenPBS source + pbs_postinstall",
         )

@@ -85,3 +85,15 @@ def test_unreachable_host_is_named_within_the_timeout() -> None:
     inv = Inventory(P, hosts, {"pbs_server": ["m9"], "pbs_moms": ["m9"]})
     with pytest.raises(UnreachableError, match=r"m9 \(127.0.0.1:9\)"):
         check_reachable(inv, timeout=2)
+
+
+def test_inventory_dir_in_ssh_args_is_rendered_like_ansible_does(tmp_path: Path) -> None:
+    """`{{ inventory_dir }}` (cloud.example's known_hosts path) means the inventory's folder for the
+    harness's own SSH layer too; `ansible-inventory --list` does not give that variable."""
+    data = listing()
+    data["_meta"]["hostvars"]["m1"]["ansible_ssh_common_args"] = (
+        "-o StrictHostKeyChecking=yes -o UserKnownHostsFile={{ inventory_dir }}/.ssh/known_hosts"
+    )
+    inv = parse(data, tmp_path)
+    assert inv.hosts["m1"].ssh_target().known_hosts == f"{tmp_path}/.ssh/known_hosts"
+    assert parse(data, tmp_path / "hosts.yml").hosts["m1"].ssh_target().known_hosts == f"{tmp_path}/.ssh/known_hosts"
