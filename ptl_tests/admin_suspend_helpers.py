@@ -16,10 +16,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import pytest
+
 from pbs_harness.cluster import Cluster
 from pbs_harness.pbs.client import Pbs
 from pbs_harness.pbs.nodes import states
 from pbs_harness.pbs.parsers import parse_exec_vnode
+from pbs_harness.topology import Topology
 from pbs_harness.transport import CommandError, CommandResult
 from pbs_harness.waits import wait_until
 from ptl_tests import jobscripts
@@ -37,6 +40,27 @@ SCHED_SUSPENDED = 45  # JOB_SUBSTATE_SCHSUSP: suspended by the scheduler (preemp
 RUNNING = 42
 
 SLEEP = 600  # seconds: longer than any test, the jobs are deleted at the end
+
+
+def user_for(topology: Topology, role: str) -> str | None:
+    """The account playing `role` ("owner", "other", "operator", "manager"), or None for "root"
+    (commands run as root when no user is given). Skips when the inventory names no PBS operator or
+    manager among its test accounts."""
+    if role == "root":
+        return None
+    name: str | None = getattr(topology.users, role)
+    if name is None:
+        pytest.skip(
+            f"needs a PBS {role}: list the account in openpbs_common_users and name it in "
+            f"openpbs_server_attributes.{role}s (as inventory/local/group_vars/pbs_server/openpbs_server.yml does)"
+        )
+    return name
+
+
+def localssd_vnode(topology: Topology) -> str:
+    """A vnode offering the custom resource localssd (the server's view); skips, naming the inventory
+    variables that would give one, when no host offers it."""
+    return (topology.vnodes_with("localssd") or topology.hosts_with("localssd"))[0]
 
 
 def maintenance_jobs(node: Mapping[str, Any]) -> list[str]:
@@ -135,11 +159,12 @@ def terminal_lines(res: CommandResult) -> list[str]:
 
 @dataclass
 class Kit:
-    """Per-test jobs, in a private directory of the job owner; `cleanup` deletes and purges them."""
+    """Per-test jobs, in a private directory of the job owner (`user`, the topology's owner);
+    `cleanup` deletes and purges them."""
 
     pbs: Pbs
     cluster: Cluster
-    user: str = "pbsuser1"
+    user: str
     jobs: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:

@@ -5,16 +5,16 @@ the job seen with ps on their hosts, shipped strings from the CLI, and the serve
 mom logs and the accounting records. PTL's 23 scenarios of pbs_admin_suspend.py map to these tests
 in docs/suites/admin_suspend.md.
 
-Hosts are taken from the cluster: "plain" hosts are execution hosts other than the server host
-that have a single (natural) vnode; the multi-vnode host is one with more vnodes than its natural
-one; the localssd vnode offers the custom resource `localssd` (inventory/local: pbsh02..pbsh05,
-pbsh06 and pbsh05).
+Hosts and users are taken by role from the `topology` fixture (pbs_harness/topology.py): "plain"
+hosts are execution hosts other than the server host that have a single (natural) vnode; the
+multi-vnode host is one with more vnodes than its natural one; the localssd vnode offers the custom
+resource `localssd`; the job owner, another user, the PBS operator and the PBS manager are the test
+accounts of the inventory. A need the cluster cannot meet skips the test.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 import pytest
@@ -37,11 +37,13 @@ from ptl_tests.admin_suspend_helpers import (
     SUSPENDED,
     WRONG_RESUME,
     Kit,
+    localssd_vnode,
     maintenance_jobs,
     proc_state,
     qmgr_on_a_terminal,
     restart_server,
     terminal_lines,
+    user_for,
     vnodes_of,
     wait_nodes,
     wait_procs,
@@ -57,38 +59,6 @@ MAINT = {"maintenance"}
 # the directories at its end (see admin_suspend_helpers for why the history matters).
 LEFT_BEHIND: list[str] = []
 LEFT_DIRS: list[str] = []
-
-
-@dataclass(frozen=True)
-class Layout:
-    server: str
-    plain: list[str]  # single-vnode execution hosts other than the server host
-    multi_vnode_host: str | None
-    multi_vnodes: list[str]  # the non-natural vnodes of that host
-    localssd: list[str]  # vnodes offering the custom resource localssd
-
-
-@pytest.fixture(scope="module")
-def layout(pbs, cluster) -> Layout:
-    nodes = pbs.nodes.all()
-    by_host: dict[str, list[str]] = {}
-    for name, node in nodes.items():
-        by_host.setdefault(node.get("resources_available", {}).get("host", name), []).append(name)
-    plain = [m.name for m in cluster.moms if m.name != cluster.server.name and by_host.get(m.name) == [m.name]]
-    multi = next((h for h, names in sorted(by_host.items()) if len(names) > 1), None)
-    return Layout(
-        server=cluster.server.name,
-        plain=plain,
-        multi_vnode_host=multi,
-        multi_vnodes=sorted(n for n in by_host.get(multi or "", []) if n != multi),
-        localssd=sorted(n for n, a in nodes.items() if a.get("resources_available", {}).get("localssd")),
-    )
-
-
-def plain_hosts(layout: Layout, n: int) -> list[str]:
-    if len(layout.plain) < n:
-        pytest.skip(f"needs {n} single-vnode execution hosts besides the server host, the cluster has {layout.plain}")
-    return layout.plain[:n]
 
 
 def purge_left_behind(kit_or_pbs) -> None:
@@ -108,8 +78,8 @@ def _purge_at_module_end(pbs):
 
 
 @pytest.fixture
-def kit(request, pbs, cluster):
-    k = Kit(pbs, cluster)
+def kit(request, pbs, cluster, topology):
+    k = Kit(pbs, cluster, topology.users.owner)
     yield k
     call = request.node.stash.get(REPORTS_KEY, {}).get("call")
     if call is not None and call.failed:
@@ -152,9 +122,9 @@ def chunks_on(hosts: list[str]) -> str:
 @pytest.mark.needs_moms(3)
 @pytest.mark.spec("AS-2", "AS-1", "AS-4")
 def test_admin_suspend_stops_the_job_on_every_host_and_puts_all_its_vnodes_in_maintenance(
-    kit, pbs, cluster, layout
+    kit, pbs, cluster, topology
 ) -> None:
-    hosts = plain_hosts(layout, 3)
+    hosts = topology.plain_hosts(3)
     job = kit.sleepers(chunks_on(hosts))
     assert {p.host for p in job.procs} == set(hosts)  # a sleep per chunk, on every host of the job
     since = datetime.now()
@@ -167,15 +137,15 @@ def test_admin_suspend_stops_the_job_on_every_host_and_puts_all_its_vnodes_in_ma
     others = [n for n in nodes if n not in vnodes_of(status["exec_vnode"])]
     assert not [n for n in others if "maintenance" in states(nodes[n]) or maintenance_jobs(nodes[n])]
     server_log(cluster).expect(
-        rf";Job;{re.escape(job.job_id)};admin-suspend job by root@{re.escape(layout.server)}$", since, timeout=10
+        rf";Job;{re.escape(job.job_id)};admin-suspend job by root@{re.escape(topology.server.name)}$", since, timeout=10
     )
     accounting(cluster).wait_for(job.job_id, "z", 1, since, timeout=10)
 
 
 @pytest.mark.needs_moms(2)
 @pytest.mark.spec("AS-3", "AS-4")
-def test_admin_resume_resumes_at_once_with_scheduling_off(kit, pbs, cluster, layout) -> None:
-    hosts = plain_hosts(layout, 2)
+def test_admin_resume_resumes_at_once_with_scheduling_off(kit, pbs, cluster, topology) -> None:
+    hosts = topology.plain_hosts(2)
     job = kit.sleepers(chunks_on(hosts))
     kit.admin(job.job_id, "admin-suspend")
     wait_procs(cluster, job.procs, "stopped")
@@ -197,8 +167,8 @@ def test_admin_resume_resumes_at_once_with_scheduling_off(kit, pbs, cluster, lay
 
 
 @pytest.mark.spec("AS-3", "AS-interactions")
-def test_plain_resume_waits_for_the_scheduler_unlike_admin_resume(kit, pbs, cluster, layout) -> None:
-    (host,) = plain_hosts(layout, 1)
+def test_plain_resume_waits_for_the_scheduler_unlike_admin_resume(kit, pbs, cluster, topology) -> None:
+    (host,) = topology.plain_hosts(1)
     job = kit.sleepers(chunks_on([host]))
     pbs.server.set({"scheduling": False})
     try:
@@ -220,9 +190,9 @@ def test_plain_resume_waits_for_the_scheduler_unlike_admin_resume(kit, pbs, clus
 @pytest.mark.needs_moms(2)
 @pytest.mark.spec("AS-1", "AS-3", "AS-4")
 def test_a_node_leaves_maintenance_only_when_its_last_admin_suspended_job_is_resumed(
-    kit, pbs, cluster, layout, conformance
+    kit, pbs, cluster, topology, conformance
 ) -> None:
-    shared, other = plain_hosts(layout, 2)
+    shared, other = topology.plain_hosts(2)
     a = kit.sleepers(chunks_on([shared, other]))
     b = kit.sleepers(chunks_on([shared]))
 
@@ -257,11 +227,10 @@ def test_a_node_leaves_maintenance_only_when_its_last_admin_suspended_job_is_res
 
 
 @pytest.mark.spec("AS-misc", "AS-1")
-def test_on_a_multi_vnode_host_only_the_vnodes_of_the_job_enter_maintenance(kit, pbs, cluster, layout) -> None:
-    if len(layout.multi_vnodes) < 3:
-        pytest.skip(f"needs a host with 3 or more vnodes besides its natural one, found {layout.multi_vnodes}")
-    first, second, *rest = layout.multi_vnodes
-    untouched = [layout.multi_vnode_host, *rest]
+def test_on_a_multi_vnode_host_only_the_vnodes_of_the_job_enter_maintenance(kit, pbs, cluster, topology) -> None:
+    multi = topology.multi_vnode_host(min_vnodes=3)
+    first, second, *rest = multi.vnodes
+    untouched = [multi.name, *rest]
     job = kit.sleepers(f"1:ncpus=1:vnode={first}+1:ncpus=1:vnode={second}", place="vscatter:excl")
     wait_nodes(pbs, {first: ({"job-exclusive"}, []), second: ({"job-exclusive"}, [])})
 
@@ -270,7 +239,7 @@ def test_on_a_multi_vnode_host_only_the_vnodes_of_the_job_enter_maintenance(kit,
     nodes = wait_nodes(pbs, {first: (MAINT, [job.job_id]), second: (MAINT, [job.job_id])})
     assert {n: (states(nodes[n]), maintenance_jobs(nodes[n])) for n in untouched} == {n: (FREE, []) for n in untouched}
     # The scheduler still uses the host's other vnodes.
-    other = pbs.jobs.status(kit.running(f"1:ncpus=1:host={layout.multi_vnode_host}"))
+    other = pbs.jobs.status(kit.running(f"1:ncpus=1:host={multi.name}"))
     assert not {first, second} & set(vnodes_of(other["exec_vnode"])), other["exec_vnode"]
 
     kit.admin(job.job_id, "admin-resume")
@@ -289,8 +258,8 @@ def test_on_a_multi_vnode_host_only_the_vnodes_of_the_job_enter_maintenance(kit,
     ids=["suspend-then-admin-resume", "admin-suspend-then-resume", "running-then-admin-resume"],
 )
 @pytest.mark.spec("AS-interactions")
-def test_the_wrong_resume_signal_is_rejected_and_changes_nothing(kit, pbs, layout, suspend, resume) -> None:
-    (host,) = plain_hosts(layout, 1)
+def test_the_wrong_resume_signal_is_rejected_and_changes_nothing(kit, pbs, topology, suspend, resume) -> None:
+    (host,) = topology.plain_hosts(1)
     cluster = pbs.cluster
     job = kit.sleepers(chunks_on([host]))
     if suspend:
@@ -312,8 +281,8 @@ def test_the_wrong_resume_signal_is_rejected_and_changes_nothing(kit, pbs, layou
 
 
 @pytest.mark.spec("AS-2")
-def test_admin_suspend_of_a_job_that_is_not_running_is_rejected(kit, pbs, layout) -> None:
-    (host,) = plain_hosts(layout, 1)
+def test_admin_suspend_of_a_job_that_is_not_running_is_rejected(kit, pbs, topology) -> None:
+    (host,) = topology.plain_hosts(1)
     held = kit.submit(f"1:ncpus=1:host={host}", args=["-h"])
     res = kit.qsig(held, "admin-suspend")
     assert (res.ok, res.stderr) == (False, cli_error("qsig", BADSTATE, held))
@@ -328,59 +297,63 @@ def test_admin_suspend_of_a_job_that_is_not_running_is_rejected(kit, pbs, layout
 
 @pytest.mark.spec("AS-2", "AS-3")
 def test_unprivileged_users_cannot_admin_suspend_or_resume_but_operators_and_managers_can(
-    kit, pbs, cluster, layout
+    kit, pbs, cluster, topology
 ) -> None:
-    (host,) = plain_hosts(layout, 1)
+    (host,) = topology.plain_hosts(1)
+    operator, manager = user_for(topology, "operator"), user_for(topology, "manager")
     job = kit.sleepers(chunks_on([host]))
-    for user in ("pbsuser1", "pbsuser2"):  # the owner, and another user
-        res = kit.qsig(job.job_id, "admin-suspend", user=user)
-        assert (res.ok, res.stderr) == (False, cli_error("qsig", PERM, job.job_id)), user
+    for role in ("owner", "other"):
+        res = kit.qsig(job.job_id, "admin-suspend", user=user_for(topology, role))
+        assert (res.ok, res.stderr) == (False, cli_error("qsig", PERM, job.job_id)), role
     assert pbs.jobs.status(job.job_id)["substate"] == RUNNING
     assert all(not proc_state(cluster, p).startswith("T") for p in job.procs)
     wait_nodes(pbs, {host: (FREE, [])})
 
     since = datetime.now()
-    kit.admin(job.job_id, "admin-suspend", user="pbsoper")
+    kit.admin(job.job_id, "admin-suspend", user=operator)
     pbs.jobs.wait(job.job_id, job_state="S", substate=SUSPENDED, timeout=10)
     wait_nodes(pbs, {host: (MAINT, [job.job_id])})
-    server_log(cluster).expect(rf";Job;{re.escape(job.job_id)};admin-suspend job by pbsoper@", since, timeout=10)
+    server_log(cluster).expect(
+        rf";Job;{re.escape(job.job_id)};admin-suspend job by {re.escape(operator)}@", since, timeout=10
+    )
 
-    for user in ("pbsuser1", "pbsuser2"):
-        res = kit.qsig(job.job_id, "admin-resume", user=user)
-        assert (res.ok, res.stderr) == (False, cli_error("qsig", PERM, job.job_id)), user
+    for role in ("owner", "other"):
+        res = kit.qsig(job.job_id, "admin-resume", user=user_for(topology, role))
+        assert (res.ok, res.stderr) == (False, cli_error("qsig", PERM, job.job_id)), role
     assert pbs.jobs.status(job.job_id)["substate"] == SUSPENDED
 
-    kit.admin(job.job_id, "admin-resume", user="pbsmgr")
+    kit.admin(job.job_id, "admin-resume", user=manager)
     pbs.jobs.wait(job.job_id, job_state="R", substate=RUNNING, timeout=10)
     wait_nodes(pbs, {host: (FREE, [])})
 
 
 @pytest.mark.spec("AS-4")
-def test_maintenance_jobs_is_read_only_for_everyone_and_shown_to_managers_only(kit, pbs, cluster, layout) -> None:
-    (host,) = plain_hosts(layout, 1)
+def test_maintenance_jobs_is_read_only_for_everyone_and_shown_to_managers_only(kit, pbs, cluster, topology) -> None:
+    (host,) = topology.plain_hosts(1)
     job = kit.running(f"1:ncpus=1:host={host}")
     kit.admin(job, "admin-suspend")
     wait_nodes(pbs, {host: (MAINT, [job])})
 
+    users = {role: user_for(topology, role) for role in ("root", "manager", "operator", "owner")}
     seen = {}
-    for user in ("root", "pbsmgr", "pbsoper", "pbsuser1"):
-        res = pbs.nodes.run("pbsnodes", "-v", host, "-F", "json", user=None if user == "root" else user)
+    for role, user in users.items():
+        res = pbs.nodes.run("pbsnodes", "-v", host, "-F", "json", user=user)
         node = parse_json(res.stdout)["nodes"][host]
-        seen[user] = (node["state"], node.get("maintenance_jobs"))
+        seen[role] = (node["state"], node.get("maintenance_jobs"))
     # Shipped flags ATR_DFLAG_SvWR | ATR_DFLAG_MGRD (master_node_attr_def.xml): managers read it.
     assert seen == {
         "root": ("maintenance", job),
-        "pbsmgr": ("maintenance", job),
-        "pbsoper": ("maintenance", None),
-        "pbsuser1": ("maintenance", None),
+        "manager": ("maintenance", job),
+        "operator": ("maintenance", None),
+        "owner": ("maintenance", None),
     }
 
     directive = f"set node {host} maintenance_jobs={job}"
     read_only = f"qmgr obj={host} svr=default: {ATTRRO} maintenance_jobs"
-    for user in ("root", "pbsmgr", "pbsoper"):
-        res = qmgr_on_a_terminal(cluster, directive, user=None if user == "root" else user)
-        assert terminal_lines(res) == [read_only, "qmgr: Error (15003) returned from server"], user
-    res = qmgr_on_a_terminal(cluster, directive, user="pbsuser1")
+    for role in ("root", "manager", "operator"):
+        res = qmgr_on_a_terminal(cluster, directive, user=users[role])
+        assert terminal_lines(res) == [read_only, "qmgr: Error (15003) returned from server"], role
+    res = qmgr_on_a_terminal(cluster, directive, user=users["owner"])
     assert terminal_lines(res) == [f"qmgr obj={host} svr=default: {PERM}", "qmgr: Error (15007) returned from server"]
     # Without a terminal qmgr keeps quiet about read-only node attributes (src/cmds/qmgr.c) but fails.
     quiet = pbs.server.qmgr(directive)
@@ -389,8 +362,8 @@ def test_maintenance_jobs_is_read_only_for_everyone_and_shown_to_managers_only(k
 
 
 @pytest.mark.spec("AS-1")
-def test_qmgr_cannot_put_a_node_into_maintenance(pbs, layout) -> None:
-    (host,) = plain_hosts(layout, 1)
+def test_qmgr_cannot_put_a_node_into_maintenance(pbs, topology) -> None:
+    (host,) = topology.plain_hosts(1)
     res = pbs.server.qmgr(f"set node {host} state=maintenance")
     assert (res.rc, res.stderr) == (
         15067 % 256,
@@ -407,11 +380,9 @@ def test_qmgr_cannot_put_a_node_into_maintenance(pbs, layout) -> None:
 @pytest.mark.needs_moms(2)
 @pytest.mark.spec("AS-1")
 def test_no_job_starts_on_a_maintenance_vnode_and_queued_work_runs_after_admin_resume(
-    kit, pbs, cluster, layout
+    kit, pbs, cluster, topology
 ) -> None:
-    if not layout.localssd:
-        pytest.skip("needs a vnode offering the custom resource localssd (inventory: openpbs_server_custom_resources)")
-    node = layout.localssd[0]
+    node = localssd_vnode(topology)
     held_id = kit.running(f"1:ncpus=1:vnode={node}")
     kit.admin(held_id, "admin-suspend")
     nodes = wait_nodes(pbs, {node: (MAINT, [held_id])})
@@ -443,9 +414,9 @@ def test_no_job_starts_on_a_maintenance_vnode_and_queued_work_runs_after_admin_r
 
 @pytest.mark.spec("AS-1", "AS-interactions")
 def test_a_preempted_job_never_puts_its_node_into_maintenance_and_is_not_resumed_there(
-    kit, pbs, cluster, layout
+    kit, pbs, cluster, topology
 ) -> None:
-    (host,) = plain_hosts(layout, 1)
+    (host,) = topology.plain_hosts(1)
     sched = pbs.server.qmgr("list sched default").stdout
     prio = int(re.search(r"preempt_queue_prio = (\d+)", sched)[1]) if "preempt_queue_prio" in sched else 150
     queue = "asexpress"
@@ -487,8 +458,8 @@ def test_a_preempted_job_never_puts_its_node_into_maintenance_and_is_not_resumed
 @pytest.mark.needs_moms(2)
 @pytest.mark.parametrize("force", [False, True], ids=["qdel", "qdel-W-force"])
 @pytest.mark.spec("AS-1", "AS-4")
-def test_deleting_an_admin_suspended_job_frees_its_vnodes(kit, pbs, cluster, layout, force) -> None:
-    hosts = plain_hosts(layout, 2)
+def test_deleting_an_admin_suspended_job_frees_its_vnodes(kit, pbs, cluster, topology, force) -> None:
+    hosts = topology.plain_hosts(2)
     job = kit.sleepers(chunks_on(hosts))
     kit.admin(job.job_id, "admin-suspend")
     wait_nodes(pbs, {h: (MAINT, [job.job_id]) for h in hosts})
@@ -505,8 +476,8 @@ def test_deleting_an_admin_suspended_job_frees_its_vnodes(kit, pbs, cluster, lay
 
 
 @pytest.mark.spec("AS-1", "AS-4")
-def test_qrerun_force_requeues_an_admin_suspended_job_and_frees_its_vnodes(kit, pbs, cluster, layout) -> None:
-    (host,) = plain_hosts(layout, 1)
+def test_qrerun_force_requeues_an_admin_suspended_job_and_frees_its_vnodes(kit, pbs, cluster, topology) -> None:
+    (host,) = topology.plain_hosts(1)
     job = kit.sleepers(chunks_on([host]))
     kit.admin(job.job_id, "admin-suspend")
     wait_nodes(pbs, {host: (MAINT, [job.job_id])})
@@ -527,8 +498,8 @@ def test_qrerun_force_requeues_an_admin_suspended_job_and_frees_its_vnodes(kit, 
 
 
 @pytest.mark.spec("AS-1")
-def test_a_node_offlined_during_maintenance_stays_offline_after_admin_resume(kit, pbs, cluster, layout) -> None:
-    (host,) = plain_hosts(layout, 1)
+def test_a_node_offlined_during_maintenance_stays_offline_after_admin_resume(kit, pbs, cluster, topology) -> None:
+    (host,) = topology.plain_hosts(1)
     job = kit.running(f"1:ncpus=1:host={host}")
     kit.admin(job, "admin-suspend")
     try:
@@ -549,8 +520,8 @@ def test_a_node_offlined_during_maintenance_stays_offline_after_admin_resume(kit
 
 
 @pytest.mark.spec("AS-1", "AS-4")
-def test_a_server_restart_keeps_maintenance_and_maintenance_jobs(kit, pbs, cluster, layout) -> None:
-    (host,) = plain_hosts(layout, 1)
+def test_a_server_restart_keeps_maintenance_and_maintenance_jobs(kit, pbs, cluster, topology) -> None:
+    (host,) = topology.plain_hosts(1)
     job = kit.sleepers(chunks_on([host]))
     kit.admin(job.job_id, "admin-suspend")
     wait_nodes(pbs, {host: (MAINT, [job.job_id])})
@@ -573,8 +544,8 @@ def subjob_ids(array_id: str, indices: range) -> list[str]:
 
 
 @pytest.mark.spec("AS-misc", "AS-2", "AS-4")
-def test_admin_suspended_subjobs_stay_suspended_across_a_server_restart(kit, pbs, layout, conformance) -> None:
-    (host,) = plain_hosts(layout, 1)
+def test_admin_suspended_subjobs_stay_suspended_across_a_server_restart(kit, pbs, topology, conformance) -> None:
+    (host,) = topology.plain_hosts(1)
     array = kit.submit(f"1:ncpus=1:host={host}", array="1-2")
     subjobs = subjob_ids(array, range(1, 3))
     for sub in subjobs:
@@ -623,9 +594,9 @@ class StaleMaintenance(AssertionError):
 @pytest.mark.xfail(strict=True, raises=StaleMaintenance, reason=STALE_MAINTENANCE)
 @pytest.mark.spec("AS-1", "AS-3")
 def test_a_server_restart_after_the_last_admin_resume_keeps_the_node_out_of_maintenance(
-    kit, pbs, layout, baseline, conformance
+    kit, pbs, topology, baseline, conformance
 ) -> None:
-    (host,) = plain_hosts(layout, 1)
+    (host,) = topology.plain_hosts(1)
     job = kit.running(f"1:ncpus=1:host={host}")
     kit.admin(job, "admin-suspend")
     wait_nodes(pbs, {host: (MAINT, [job])})
@@ -669,8 +640,8 @@ def rescue_from_stale_maintenance(pbs, host: str, baseline) -> None:
 
 @pytest.mark.needs_moms(2)
 @pytest.mark.spec("AS-2", "AS-3", "AS-4")
-def test_repeated_admin_suspend_and_resume_cycles_leave_no_residue(kit, pbs, cluster, layout) -> None:
-    hosts = plain_hosts(layout, 2)
+def test_repeated_admin_suspend_and_resume_cycles_leave_no_residue(kit, pbs, cluster, topology) -> None:
+    hosts = topology.plain_hosts(2)
     job = kit.sleepers(chunks_on(hosts))
     since = datetime.now()
     cycles = 5
@@ -762,8 +733,8 @@ def test_a_running_reservation_ends_while_its_job_is_admin_suspended(kit, pbs, c
 
 
 @pytest.mark.spec("AS-4", "AS-1")
-def test_hooks_see_maintenance_jobs_and_the_maintenance_state(kit, pbs, cluster, layout) -> None:
-    (host,) = plain_hosts(layout, 1)
+def test_hooks_see_maintenance_jobs_and_the_maintenance_state(kit, pbs, cluster, topology) -> None:
+    (host,) = topology.plain_hosts(1)
     hook = "as_probe"
     pbs.hooks.create(hook, jobscripts.hook_log_vnode_maintenance(host), {"event": "queuejob", "enabled": True})
     try:
@@ -793,8 +764,8 @@ def test_hooks_see_maintenance_jobs_and_the_maintenance_state(kit, pbs, cluster,
 
 @pytest.mark.needs_moms(3)
 @pytest.mark.spec("AS-1", "AS-3")
-def test_a_sister_host_that_crashes_and_boots_during_maintenance(kit, pbs, layout, nemesis, conformance):
-    primary, survivor, victim = plain_hosts(layout, 3)
+def test_a_sister_host_that_crashes_and_boots_during_maintenance(kit, pbs, topology, nemesis, conformance):
+    primary, survivor, victim = topology.plain_hosts(3)
     cluster = pbs.cluster
     job = kit.sleepers(chunks_on([primary, survivor, victim]))
     jid = job.job_id

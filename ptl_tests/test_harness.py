@@ -210,12 +210,12 @@ def test_transport_returns_whole_outputs(cluster) -> None:
         assert res.stderr == "done\n"
 
 
-def test_reject_hook_fails_the_start_on_the_chosen_sister_until_healed(cluster, pbs, nemesis) -> None:
+def test_reject_hook_fails_the_start_on_the_chosen_sister_until_healed(cluster, pbs, nemesis, topology) -> None:
     target = sister(cluster, 2)
     since = datetime.now() - timedelta(seconds=1)
     fault = nemesis.reject_hook("execjob_begin", (target,), how="reject")
     job_id = pbs.jobs.submit(
-        user="pbsuser1",
+        user=topology.users.owner,
         select=f"1:ncpus=1:host={cluster.server.name}+1:ncpus=1:host={target}",
         place="scatter",
         command=["/bin/sleep", "60"],

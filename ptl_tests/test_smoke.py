@@ -14,8 +14,8 @@ from ptl_tests import jobscripts
 pytestmark = [pytest.mark.acceptance, pytest.mark.smoke, pytest.mark.ci]
 
 
-def test_scatter_job_runs_on_three_hosts(pbs: Pbs, cluster) -> None:
-    user = "pbsuser1"
+def test_scatter_job_runs_on_three_hosts(pbs: Pbs, cluster, topology) -> None:
+    user = topology.users.owner
     out = f"/home/{user}/smoke-{uuid.uuid4().hex[:8]}.out"
     job_id = pbs.jobs.submit(
         jobscripts.nodefile_and_pbsdsh(str(cluster.prefix)),
@@ -43,8 +43,8 @@ def test_scatter_job_runs_on_three_hosts(pbs: Pbs, cluster) -> None:
         pbs.host.run(["rm", "-f", out])
 
 
-def test_interactive_job_sees_its_hosts(pbs: Pbs, cluster) -> None:
-    with InteractiveJob(cluster, "pbsuser1", ["-l", "select=2:ncpus=1", "-l", "place=scatter"]) as session:
+def test_interactive_job_sees_its_hosts(pbs: Pbs, cluster, topology) -> None:
+    with InteractiveJob(cluster, topology.users.owner, ["-l", "select=2:ncpus=1", "-l", "place=scatter"]) as session:
         hosts_in_nodefile = sorted(session.run('sort -u "$PBS_NODEFILE"').split())
         job = pbs.jobs.status(session.job_id)
         assert job["job_state"] == "R"
