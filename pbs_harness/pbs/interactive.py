@@ -46,9 +46,12 @@ class InteractiveJob:
         self.child = pexpect.spawn(ssh_argv(target)[0], [*ssh_argv(target)[1:], remote], encoding="utf-8")
         self.child.expect(READY_RE, timeout=self.timeout)
         self.job_id = self.child.match.group(1)
-        # A prompt of our own makes every command's output easy to cut out.
-        self.child.sendline(f"export PS1='{PROMPT}'")
-        self.child.expect_exact(PROMPT, timeout=self.timeout)
+        # A prompt of our own makes every command's output easy to cut out. It is set through a
+        # split literal so that no echo of the command line (the terminal's, then readline's when
+        # the line was typed before the shell was ready: one or two echoes) contains the prompt:
+        # exactly one PROMPT follows each command.
+        half = len(PROMPT) // 2
+        self.child.sendline(f"export PS1='{PROMPT[:half]}''{PROMPT[half:]}'")
         self.child.expect_exact(PROMPT, timeout=self.timeout)
         return self
 
@@ -58,7 +61,10 @@ class InteractiveJob:
         self.child.sendline(command)
         self.child.expect_exact(PROMPT, timeout=timeout)
         lines = ANSI_RE.sub("", self.child.before).replace("\r\n", "\n").split("\n")
-        return "\n".join(lines[1:]).strip()  # first line is the echoed command
+        # Drop the echoed command line (one echo or two, see __enter__).
+        while lines and lines[0].strip() in ("", command.strip()):
+            lines.pop(0)
+        return "\n".join(lines).strip()
 
     def __exit__(self, *exc: object) -> None:
         if self.child is None:
