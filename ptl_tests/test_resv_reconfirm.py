@@ -380,8 +380,8 @@ MAINTENANCE_XFAIL = pytest.mark.xfail(
     reason="OpenPBS 23.06.06 reconfirms a running reservation whose node went into maintenance under its own "
     "job: the scheduler only counts running jobs (check_chunk_running, resv queue running_jobs) and the "
     "admin-suspended job is S, so at the first retry the reservation moves, e.g. Y record "
-    "nodes=(pbsh02:ncpus=2)+(pbsh04:ncpus=2) while job 83.pbsh01 stays admin-suspended on pbsh03; no "
-    "'PBS Failed to confirm resv: Reservation has running jobs in it'",
+    "nodes=(<plain host 1>:ncpus=2)+(<plain host 3>:ncpus=2) while job <job id> stays admin-suspended on "
+    "<plain host 2>; no 'PBS Failed to confirm resv: Reservation has running jobs in it'",
 )
 
 
@@ -529,7 +529,7 @@ CORRUPTED_XFAIL = pytest.mark.xfail(
     reason="OpenPBS 23.06.06: when a maintenance reservation takes a host from a 2-node reservation, "
     "remove_node_from_resv (src/server/req_rescq.c) hands set_rattr_str_slim a pointer into the resv_nodes "
     "string it replaces, so resv_nodes becomes freed-memory garbage (pbs_rstat printed a few binary bytes "
-    "instead of (pbsh02:ncpus=2)); the reservation stays RESV_DEGRADED/12 with reserve_retry = the "
+    "instead of (<plain host 1>:ncpus=2)); the reservation stays RESV_DEGRADED/12 with reserve_retry = the "
     "conflict time and the scheduler never tries to reconfirm it (no 'Confirming' line, no 'Y' record)",
 )
 
