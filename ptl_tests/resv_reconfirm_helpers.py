@@ -28,10 +28,10 @@ from pbs_harness.faults import Fault, Nemesis
 from pbs_harness.pbs.client import Pbs
 from pbs_harness.pbs.parsers import parse_exec_vnode
 from pbs_harness.pbs.resv import rstat_epoch, rsub_time
+from pbs_harness.topology import Topology
 from pbs_harness.transport import CommandError
 from pbs_harness.waits import wait_until
 
-USER = "pbsuser1"
 SLEEP = 900  # seconds: longer than any test; jobs are deleted by the baseline restore
 
 # Reservation states as pbs_rstat -F prints them, and substates (enum in src/include/pbs_ifl.h).
@@ -45,30 +45,15 @@ SUB_CONFIRMED, SUB_RUNNING, SUB_DEGRADED, SUB_IN_CONFLICT = "2", "5", "10", "12"
 DETECTION = {"offline": 10, "maintenance": 10, "kill_mom": 20, "crash_host": 20, "partition": 120}
 
 
-@dataclass(frozen=True)
-class Layout:
-    server: str
-    hosts: list[str]  # single-vnode execution hosts with 2 cpus, other than the server host
-    multi_host: str | None  # a host with several vnodes (pbsh06)
-    multi_vnodes: list[str]  # all of its vnodes, natural one first
-    vnodes: list[str]  # every vnode
-
-
-def discover(pbs: Pbs, cluster: Cluster) -> Layout:
-    nodes = pbs.nodes.all()
-    by_host: dict[str, list[str]] = {}
-    for name, node in nodes.items():
-        by_host.setdefault(node.get("resources_available", {}).get("host", name), []).append(name)
-    hosts = [
-        m.name
-        for m in cluster.moms
-        if m.name != cluster.server.name
-        and by_host.get(m.name) == [m.name]
-        and int(nodes[m.name]["resources_available"]["ncpus"]) == 2
-    ]
-    multi = next((h for h, names in sorted(by_host.items()) if len(names) > 1), None)
-    multi_vnodes = sorted(by_host.get(multi or "", []), key=lambda n: (n != multi, n))
-    return Layout(cluster.server.name, hosts, multi, multi_vnodes, sorted(nodes))
+def privileged(topology: Topology, role: str) -> str:
+    """The PBS operator or manager test account; skips when the inventory names none."""
+    name = getattr(topology.users, role)
+    if name is None:
+        pytest.skip(
+            f"needs a PBS {role} among the test users: name one of openpbs_common_users in "
+            f"openpbs_server_attributes.{role}s"
+        )
+    return name
 
 
 def vnodes_of(exec_vnode: str) -> list[str]:
@@ -118,9 +103,9 @@ def submit_resv(
     duration: int,
     place: str = "scatter",
     rrule: str | None = None,
-    user: str = USER,
+    user: str,
 ) -> Resv:
-    """pbs_rsub of `select` starting `start_in` seconds from now; waits until it is confirmed."""
+    """pbs_rsub of `select` by `user` starting `start_in` seconds from now; waits until it is confirmed."""
     submitted = datetime.now()
     start = int(time.time()) + start_in
     args = ["-R", rsub_time(start), "-D", str(duration), "-l", f"select={select}", "-l", f"place={place}"]
@@ -146,8 +131,8 @@ def wait_running(pbs: Pbs, resv: Resv, *, margin: float = 30) -> dict[str, Any]:
     return wait_resv(pbs, resv, RUNNING, SUB_RUNNING, timeout=max(0, resv.start - time.time()) + margin)
 
 
-def job_in(pbs: Pbs, resv: Resv, select: str, *, user: str = USER) -> tuple[str, str]:
-    """A sleep in the reservation's queue, waited until it runs; returns (job id, exec_vnode)."""
+def job_in(pbs: Pbs, resv: Resv, select: str, *, user: str) -> tuple[str, str]:
+    """A sleep of `user` in the reservation's queue, waited until it runs; returns (job id, exec_vnode)."""
     job_id = pbs.jobs.submit(user=user, select=select, args=["-q", resv.queue], command=["/bin/sleep", str(SLEEP)])
     return job_id, pbs.jobs.wait(job_id, job_state="R", substate=42, timeout=60)["exec_vnode"]
 
@@ -225,21 +210,21 @@ class Timeline:
 
 @dataclass
 class Rv:
-    """What a test of this suite works with: the client, the cluster, its layout, the nemesis,
-    and the vnode priorities it steers with (restored by the fixture)."""
+    """What a test of this suite works with: the client, the cluster, its topology (hosts and users
+    by role), the nemesis, and the vnode priorities it steers with (restored by the fixture)."""
 
     pbs: Pbs
     cluster: Cluster
-    layout: Layout
+    topology: Topology
     nemesis: Nemesis
     steer: Steer
     offlined: list[str] = field(default_factory=list)
     admin_suspended: list[str] = field(default_factory=list)
 
-    def hosts(self, n: int) -> list[str]:
-        if len(self.layout.hosts) < n:
-            pytest.skip(f"needs {n} 2-cpu single-vnode execution hosts besides the server host: {self.layout.hosts}")
-        return self.layout.hosts[:n]
+    @property
+    def owner(self) -> str:
+        """Owner of the suite's reservations and jobs."""
+        return self.topology.users.owner
 
     def status(self, resv: Resv) -> dict[str, Any]:
         return self.pbs.resv.status(resv.id)

@@ -39,8 +39,8 @@ from ptl_tests.resv_reconfirm_helpers import (
     accounting,
     check_y,
     chunk_vnodes,
-    discover,
     job_in,
+    privileged,
     retry_epoch,
     retry_line,
     sched_log,
@@ -62,14 +62,9 @@ LONG = 900  # duration of reservations (they are deleted by the baseline restore
 HOURLY = "FREQ=HOURLY;COUNT=3"
 
 
-@pytest.fixture(scope="module")
-def layout(pbs, cluster):
-    return discover(pbs, cluster)
-
-
 @pytest.fixture
-def rv(pbs, cluster, layout, nemesis):
-    kit = Rv(pbs, cluster, layout, nemesis, Steer(pbs))
+def rv(pbs, cluster, topology, nemesis):
+    kit = Rv(pbs, cluster, topology, nemesis, Steer(pbs))
     yield kit
     kit.restore()
 
@@ -104,10 +99,10 @@ class StaleRetryTime(AssertionError):
 @pytest.mark.spec("RV-1", "RV-2", "RV-6")
 def test_unset_reserve_retry_time_means_600_seconds_before_the_first_attempt(rv) -> None:
     pbs = rv.pbs
-    (host,) = rv.hosts(1)
+    (host,) = rv.topology.plain_hosts(1, ncpus=2)
     assert "reserve_retry_time" not in pbs.server.status()  # unset at the baseline
     rv.steer.prefer(host)
-    resv = submit_resv(pbs, "1:ncpus=2", start_in=FAR, duration=LONG)
+    resv = submit_resv(pbs, "1:ncpus=2", start_in=FAR, duration=LONG, user=rv.owner)
     since = datetime.now()
 
     seen, before, after, _ = rv.degrade("offline", resv, host, DEGRADED)
@@ -120,25 +115,32 @@ def test_unset_reserve_retry_time_means_600_seconds_before_the_first_attempt(rv)
 
 
 @pytest.mark.spec("RV-1")
-def test_reserve_retry_time_is_set_by_managers_only_and_shown_to_managers_only(pbs, conformance) -> None:
-    ok = pbs.server.set({"reserve_retry_time": 42}, user="pbsmgr")
+def test_reserve_retry_time_is_set_by_managers_only_and_shown_to_managers_only(pbs, topology, conformance) -> None:
+    # The accounts by role (root is the superuser on every cluster, not a test account).
+    user = {
+        "root": "root",
+        "manager": privileged(topology, "manager"),
+        "operator": privileged(topology, "operator"),
+        "owner": topology.users.owner,
+    }
+    ok = pbs.server.set({"reserve_retry_time": 42}, user=user["manager"])
     assert ok.ok, ok.stderr
-    refused = {u: pbs.server.set({"reserve_retry_time": 7}, user=u).stderr for u in ("pbsoper", "pbsuser1")}
+    refused = {r: pbs.server.set({"reserve_retry_time": 7}, user=user[r]).stderr for r in ("operator", "owner")}
     assert refused == {
         # An operator may use qmgr but not write a manager-only attribute (PBSE_ATTRRO) ...
-        "pbsoper": "qmgr obj= svr=default: Cannot set attribute, read only or insufficient permission "
+        "operator": "qmgr obj= svr=default: Cannot set attribute, read only or insufficient permission "
         " reserve_retry_time\nqmgr: Error (15003) returned from server\n",
         # ... a user may not manage the server at all (PBSE_PERM).
-        "pbsuser1": "qmgr obj= svr=default: Unauthorized Request \nqmgr: Error (15007) returned from server\n",
+        "owner": "qmgr obj= svr=default: Unauthorized Request \nqmgr: Error (15007) returned from server\n",
     }
-    seen = {u: server_attrs(pbs, u).get("reserve_retry_time") for u in ("root", "pbsmgr", "pbsoper", "pbsuser1")}
+    seen = {r: server_attrs(pbs, user[r]).get("reserve_retry_time") for r in ("root", "manager", "operator", "owner")}
     # master_svr_attr_def.xml: ATR_DFLAG_MGWR | ATR_DFLAG_MGRD.
-    assert seen == {"root": 42, "pbsmgr": 42, "pbsoper": None, "pbsuser1": None}
+    assert seen == {"root": 42, "manager": 42, "operator": None, "owner": None}
     conformance.difference(
         "RV-1",
         spec_says="Perms: Manager write / Everyone read",
         openpbs_does="only managers see reserve_retry_time (qstat -Bf as an operator or a user does not list it)",
-        evidence=f"reserve_retry_time seen by user: {seen}",
+        evidence=f"reserve_retry_time seen by role: {seen} (accounts {user})",
     )
     # The value must be > 0 (action_reserve_retry_time: PBSE_BADATVAL, whose reply names no attribute).
     rejected = {bad: pbs.server.set({"reserve_retry_time": bad}).stderr for bad in (0, -5)}
@@ -155,9 +157,9 @@ def test_deprecated_reserve_retry_init_still_sets_reserve_retry_time(rv) -> None
     status = pbs.server.status()
     assert (status.get("reserve_retry_init"), status.get("reserve_retry_time")) == (7, 7)
     # The copy drives the retry schedule: the first attempt comes 7 s after the node goes.
-    (host,) = rv.hosts(1)
+    (host,) = rv.topology.plain_hosts(1, ncpus=2)
     rv.steer.prefer(host)
-    resv = submit_resv(pbs, "1:ncpus=2", start_in=FAR, duration=LONG)
+    resv = submit_resv(pbs, "1:ncpus=2", start_in=FAR, duration=LONG, user=rv.owner)
     seen, before, after, _ = rv.degrade("offline", resv, host, DEGRADED)
     assert before + 7 <= retry_epoch(seen) <= after + 7, (before, seen["reserve_retry"], after)
 
@@ -182,9 +184,9 @@ def test_unsetting_reserve_retry_init_leaves_the_shown_reserve_retry_time_in_for
     assert pbs.server.unset("reserve_retry_init").ok
     status = pbs.server.status()
     assert (status.get("reserve_retry_init"), status.get("reserve_retry_time")) == (None, 7)
-    (host,) = rv.hosts(1)
+    (host,) = rv.topology.plain_hosts(1, ncpus=2)
     rv.steer.prefer(host)
-    resv = submit_resv(pbs, "1:ncpus=2", start_in=FAR, duration=LONG)
+    resv = submit_resv(pbs, "1:ncpus=2", start_in=FAR, duration=LONG, user=rv.owner)
 
     seen, before, after, _ = rv.degrade("offline", resv, host, DEGRADED)
 
@@ -219,9 +221,9 @@ def test_reserve_retry_cutoff_is_gone(pbs) -> None:
 @pytest.mark.parametrize("how", ["offline", "kill_mom", "crash_host", "partition"])
 @pytest.mark.spec("RV-2", "RV-5", "RV-6", "RV-7")
 def test_a_confirmed_reservation_degraded_by_a_node_failure_is_reconfirmed_on_other_nodes(rv, retry, how) -> None:
-    kept, victim, spare = rv.hosts(3)
+    kept, victim, spare = rv.topology.plain_hosts(3, ncpus=2)
     rv.steer.prefer(kept, victim, spare)
-    resv = submit_resv(rv.pbs, "2:ncpus=2", start_in=FAR, duration=LONG)
+    resv = submit_resv(rv.pbs, "2:ncpus=2", start_in=FAR, duration=LONG, user=rv.owner)
     original = rv.status(resv)["resv_nodes"]
     assert vnodes_of(original) == [kept, victim]
     since = datetime.now()
@@ -235,17 +237,17 @@ def test_a_confirmed_reservation_degraded_by_a_node_failure_is_reconfirmed_on_ot
     assert time.time() >= first - 1  # not before the announced attempt
     assert vnodes_of(done["resv_nodes"]) == [kept, spare]
     confirm, reconfirm = y_records(rv.cluster, resv.id, resv.submitted)
-    check_y(confirm, rv.layout.server, resv, original)
-    check_y(reconfirm, rv.layout.server, resv, done["resv_nodes"])
+    check_y(confirm, rv.topology.server.name, resv, original)
+    check_y(reconfirm, rv.topology.server.name, resv, done["resv_nodes"])
 
 
 @pytest.mark.spec("RV-6", "RV-2", "RV-5")
 def test_a_reservation_degraded_shortly_before_its_start_is_retried_at_its_start(rv) -> None:
     """reserve_retry_time stays at its default (600 s): the start comes sooner, so the one
     attempt is made at the start (determine_resv_retry)."""
-    kept, victim, spare = rv.hosts(3)
+    kept, victim, spare = rv.topology.plain_hosts(3, ncpus=2)
     rv.steer.prefer(kept, victim, spare)
-    resv = submit_resv(rv.pbs, "2:ncpus=2", start_in=25, duration=LONG)
+    resv = submit_resv(rv.pbs, "2:ncpus=2", start_in=25, duration=LONG, user=rv.owner)
     since = datetime.now()
 
     seen, _, _, _ = rv.degrade("offline", resv, victim, DEGRADED)
@@ -255,7 +257,7 @@ def test_a_reservation_degraded_shortly_before_its_start_is_retried_at_its_start
     done = wait_resv(rv.pbs, resv, RUNNING, SUB_RUNNING, timeout=resv.start - time.time() + 30)
     assert vnodes_of(done["resv_nodes"]) == [kept, spare]
     _, reconfirm = y_records(rv.cluster, resv.id, resv.submitted)
-    check_y(reconfirm, rv.layout.server, resv, done["resv_nodes"])
+    check_y(reconfirm, rv.topology.server.name, resv, done["resv_nodes"])
     assert reconfirm.time.timestamp() < resv.start + 30  # at the start, not 600 s after the fault
 
 
@@ -267,11 +269,11 @@ def test_a_reservation_degraded_shortly_before_its_start_is_retried_at_its_start
 @pytest.mark.parametrize("how", ["crash_host"])
 @pytest.mark.spec("RV-7", "RV-5", "RV-6")
 def test_a_running_reservation_replaces_only_the_unavailable_node_and_its_job_keeps_running(rv, retry, how) -> None:
-    kept, victim, spare, other = rv.hosts(4)
+    kept, victim, spare, other = rv.topology.plain_hosts(4, ncpus=2)
     rv.steer.prefer(kept, victim)
-    resv = submit_resv(rv.pbs, "2:ncpus=2", start_in=SHORT, duration=LONG)
+    resv = submit_resv(rv.pbs, "2:ncpus=2", start_in=SHORT, duration=LONG, user=rv.owner)
     wait_running(rv.pbs, resv)
-    job_id, exec_vnode = job_in(rv.pbs, resv, f"1:ncpus=2:host={kept}")
+    job_id, exec_vnode = job_in(rv.pbs, resv, f"1:ncpus=2:host={kept}", user=rv.owner)
     since = datetime.now()
 
     seen, before, after, _ = rv.degrade(how, resv, victim, RUNNING)
@@ -287,14 +289,14 @@ def test_a_running_reservation_replaces_only_the_unavailable_node_and_its_job_ke
     assert (job["job_state"], job["substate"], job["exec_vnode"]) == ("R", 42, exec_vnode)
     assert assigned_ncpus(rv.pbs, spare) == 2  # the running reservation holds its new node
     _, reconfirm = y_records(rv.cluster, resv.id, resv.submitted)
-    check_y(reconfirm, rv.layout.server, resv, done["resv_nodes"])
+    check_y(reconfirm, rv.topology.server.name, resv, done["resv_nodes"])
 
 
 @pytest.mark.spec("RV-7")
 def test_a_running_reservation_without_jobs_may_move_its_healthy_nodes_too(rv, retry, conformance) -> None:
-    kept, victim, spare, other = rv.hosts(4)
+    kept, victim, spare, other = rv.topology.plain_hosts(4, ncpus=2)
     rv.steer.prefer(kept, victim)
-    resv = submit_resv(rv.pbs, "2:ncpus=2", start_in=SHORT, duration=LONG)
+    resv = submit_resv(rv.pbs, "2:ncpus=2", start_in=SHORT, duration=LONG, user=rv.owner)
     wait_running(rv.pbs, resv)
 
     seen, _, _, _ = rv.degrade("offline", resv, victim, RUNNING)
@@ -314,17 +316,15 @@ def test_a_running_reservation_without_jobs_may_move_its_healthy_nodes_too(rv, r
 
 @pytest.mark.spec("RV-7", "RV-5")
 def test_a_running_super_chunk_reservation_keeps_its_first_chunk(rv, retry) -> None:
-    (first_host,) = rv.hosts(1)
-    vnodes = rv.layout.multi_vnodes
-    if len(vnodes) < 4:
-        pytest.skip(f"needs a host with 4 or more 1-cpu vnodes, found {vnodes}")
+    (first_host,) = rv.topology.plain_hosts(1, ncpus=2)
+    vnodes = list(rv.topology.multi_vnode_host(min_vnodes=3).all_vnodes)  # 4 or more, natural one first
     rv.steer.prefer(first_host, *vnodes)
     # ncpus=3 fits on no 2-cpu host: the second chunk spans 3 vnodes of the multi-vnode host.
-    resv = submit_resv(rv.pbs, "1:ncpus=2+1:ncpus=3", start_in=SHORT, duration=LONG)
+    resv = submit_resv(rv.pbs, "1:ncpus=2+1:ncpus=3", start_in=SHORT, duration=LONG, user=rv.owner)
     before = chunk_vnodes(wait_running(rv.pbs, resv)["resv_nodes"])
     assert before[0] == [first_host]
     assert sorted(before[1]) == sorted(vnodes[:3])
-    job_id, exec_vnode = job_in(rv.pbs, resv, f"1:ncpus=2:host={first_host}")
+    job_id, exec_vnode = job_in(rv.pbs, resv, f"1:ncpus=2:host={first_host}", user=rv.owner)
     middle = before[1][1]
 
     seen, _, _, _ = rv.degrade("offline", resv, middle, RUNNING)
@@ -337,16 +337,16 @@ def test_a_running_super_chunk_reservation_keeps_its_first_chunk(rv, retry) -> N
     assert set(after[1]) < set(vnodes)
     assert rv.pbs.jobs.status(job_id)["exec_vnode"] == exec_vnode
     _, reconfirm = y_records(rv.cluster, resv.id, resv.submitted)
-    check_y(reconfirm, rv.layout.server, resv, done["resv_nodes"])
+    check_y(reconfirm, rv.topology.server.name, resv, done["resv_nodes"])
 
 
 @pytest.mark.parametrize("phase", ["confirmed", "running"])
 @pytest.mark.spec("RV-7", "RV-5", "RV-6")
 def test_a_standing_reservation_is_reconfirmed_on_other_nodes(rv, retry, phase) -> None:
-    kept, victim, spare = rv.hosts(3)
+    kept, victim, spare = rv.topology.plain_hosts(3, ncpus=2)
     rv.steer.prefer(kept, victim, spare)
     start_in = FAR if phase == "confirmed" else SHORT
-    resv = submit_resv(rv.pbs, "2:ncpus=2", start_in=start_in, duration=LONG, rrule=HOURLY)
+    resv = submit_resv(rv.pbs, "2:ncpus=2", start_in=start_in, duration=LONG, rrule=HOURLY, user=rv.owner)
     assert resv.id.startswith("S")
     state, sub = (CONFIRMED, SUB_CONFIRMED) if phase == "confirmed" else (RUNNING, SUB_RUNNING)
     if phase == "running":
@@ -362,7 +362,7 @@ def test_a_standing_reservation_is_reconfirmed_on_other_nodes(rv, retry, phase) 
     assert sorted(vnodes_of(done["resv_nodes"])) == sorted([kept, spare])
     assert done["reserve_index"] == "1"
     _, reconfirm = y_records(rv.cluster, resv.id, resv.submitted)
-    check_y(reconfirm, rv.layout.server, resv, done["resv_nodes"], count=3)
+    check_y(reconfirm, rv.topology.server.name, resv, done["resv_nodes"], count=3)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -380,19 +380,19 @@ MAINTENANCE_XFAIL = pytest.mark.xfail(
     reason="OpenPBS 23.06.06 reconfirms a running reservation whose node went into maintenance under its own "
     "job: the scheduler only counts running jobs (check_chunk_running, resv queue running_jobs) and the "
     "admin-suspended job is S, so at the first retry the reservation moves, e.g. Y record "
-    "nodes=(pbsh02:ncpus=2)+(pbsh04:ncpus=2) while job 83.pbsh01 stays admin-suspended on pbsh03; no "
-    "'PBS Failed to confirm resv: Reservation has running jobs in it'",
+    "nodes=(<plain host 1>:ncpus=2)+(<plain host 3>:ncpus=2) while job <job id> stays admin-suspended on "
+    "<plain host 2>; no 'PBS Failed to confirm resv: Reservation has running jobs in it'",
 )
 
 
 @pytest.mark.parametrize("how", ["offline", pytest.param("maintenance", marks=MAINTENANCE_XFAIL)])
 @pytest.mark.spec("RV-8", "RV-6", "RV-2", "RV-5")
 def test_no_reconfirmation_while_a_job_of_the_reservation_runs_on_the_unavailable_node(rv, retry, how) -> None:
-    kept, victim, spare = rv.hosts(3)
+    kept, victim, spare = rv.topology.plain_hosts(3, ncpus=2)
     rv.steer.prefer(kept, victim, spare)
-    resv = submit_resv(rv.pbs, "2:ncpus=2", start_in=SHORT, duration=LONG)
+    resv = submit_resv(rv.pbs, "2:ncpus=2", start_in=SHORT, duration=LONG, user=rv.owner)
     wait_running(rv.pbs, resv)
-    job_id, _ = job_in(rv.pbs, resv, f"1:ncpus=2:host={victim}")
+    job_id, _ = job_in(rv.pbs, resv, f"1:ncpus=2:host={victim}", user=rv.owner)
     since = datetime.now()
 
     seen, _, _, _ = rv.degrade(how, resv, victim, RUNNING, job_id=job_id)
@@ -427,7 +427,7 @@ def test_no_reconfirmation_while_a_job_of_the_reservation_runs_on_the_unavailabl
     done = wait_resv(rv.pbs, resv, RUNNING, SUB_RUNNING, timeout=nxt - time.time() + retry + 30)
     assert sorted(vnodes_of(done["resv_nodes"])) == sorted([kept, spare])
     _, reconfirm = y_records(rv.cluster, resv.id, resv.submitted)
-    check_y(reconfirm, rv.layout.server, resv, done["resv_nodes"])
+    check_y(reconfirm, rv.topology.server.name, resv, done["resv_nodes"])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -439,11 +439,11 @@ def test_no_reconfirmation_while_a_job_of_the_reservation_runs_on_the_unavailabl
 @pytest.mark.spec("RV-6", "RV-2", "RV-5")
 def test_without_spare_nodes_the_reservation_stays_degraded_is_retried_and_recovers(rv, retry, returns) -> None:
     pbs = rv.pbs
-    kept, victim, spare = rv.hosts(3)
+    kept, victim, spare = rv.topology.plain_hosts(3, ncpus=2)
     rv.steer.prefer(kept, victim, spare)
-    resv = submit_resv(pbs, "2:ncpus=2", start_in=FAR, duration=LONG)
+    resv = submit_resv(pbs, "2:ncpus=2", start_in=FAR, duration=LONG, user=rv.owner)
     original = rv.status(resv)["resv_nodes"]
-    rv.offline(*[v for v in rv.layout.vnodes if v not in (kept, victim)])
+    rv.offline(*[v for v in sorted(rv.topology.vnode_resources) if v not in (kept, victim)])
     since = datetime.now()
 
     seen, _, _, fault = rv.degrade("kill_mom", resv, victim, DEGRADED)
@@ -463,7 +463,7 @@ def test_without_spare_nodes_the_reservation_stays_degraded_is_retried_and_recov
         done = wait_resv(pbs, resv, CONFIRMED, SUB_CONFIRMED, timeout=nxt - time.time() + retry + 30)
         assert vnodes_of(done["resv_nodes"]) == [kept, spare]
         _, reconfirm = y_records(rv.cluster, resv.id, resv.submitted)
-        check_y(reconfirm, rv.layout.server, resv, done["resv_nodes"])
+        check_y(reconfirm, rv.topology.server.name, resv, done["resv_nodes"])
     else:
         rv.nemesis.heal(fault)  # the mom comes back: the node is available again
         done = wait_resv(pbs, resv, CONFIRMED, SUB_CONFIRMED, timeout=60)
@@ -488,15 +488,16 @@ def in_conflict(
     (pbs_rsub --hosts, by a manager) over one of its hosts from 5 s from now (inside the current
     occurrence) to `maintenance_to` seconds after the reservation's start (default: a minute before its
     end); returns it once it shows substate 12."""
-    kept, victim, spare = rv.hosts(3)
+    manager = privileged(rv.topology, "manager")
+    kept, victim, spare = rv.topology.plain_hosts(3, ncpus=2)
     rv.steer.prefer(kept, victim, spare)
     start_in = FAR if phase == "confirmed" else SHORT
-    resv = submit_resv(rv.pbs, "2:ncpus=2", start_in=start_in, duration=duration, rrule=rrule)
+    resv = submit_resv(rv.pbs, "2:ncpus=2", start_in=start_in, duration=duration, rrule=rrule, user=rv.owner)
     if phase == "running":
         wait_running(rv.pbs, resv)
     window = (max(resv.start, int(time.time())) + 5, resv.start + (maintenance_to or duration - 60))
     maint, _ = rv.pbs.resv.submit(
-        "--hosts", victim, "-R", rsub_time(window[0]), "-E", rsub_time(window[1]), user="pbsmgr"
+        "--hosts", victim, "-R", rsub_time(window[0]), "-E", rsub_time(window[1]), user=manager
     )
     assert maint.startswith("M"), maint
     state = DEGRADED if phase == "confirmed" else RUNNING
@@ -528,7 +529,7 @@ CORRUPTED_XFAIL = pytest.mark.xfail(
     reason="OpenPBS 23.06.06: when a maintenance reservation takes a host from a 2-node reservation, "
     "remove_node_from_resv (src/server/req_rescq.c) hands set_rattr_str_slim a pointer into the resv_nodes "
     "string it replaces, so resv_nodes becomes freed-memory garbage (pbs_rstat printed a few binary bytes "
-    "instead of (pbsh02:ncpus=2)); the reservation stays RESV_DEGRADED/12 with reserve_retry = the "
+    "instead of (<plain host 1>:ncpus=2)); the reservation stays RESV_DEGRADED/12 with reserve_retry = the "
     "conflict time and the scheduler never tries to reconfirm it (no 'Confirming' line, no 'Y' record)",
 )
 
@@ -542,7 +543,7 @@ def test_a_confirmed_reservation_in_conflict_with_a_maintenance_reservation_is_r
     done = wait_resv(rv.pbs, resv, CONFIRMED, SUB_CONFIRMED, timeout=retry_epoch(seen) - time.time() + 30)
     assert sorted(vnodes_of(done["resv_nodes"])) == sorted([kept, spare])
     _, reconfirm = y_records(rv.cluster, resv.id, resv.submitted)
-    check_y(reconfirm, rv.layout.server, resv, done["resv_nodes"])
+    check_y(reconfirm, rv.topology.server.name, resv, done["resv_nodes"])
 
 
 @pytest.mark.spec("RV-9")
@@ -626,7 +627,7 @@ def test_a_standing_reservation_in_conflict_is_reconfirmed_between_occurrences(r
     done = rv.status(resv)
     assert (done["reserve_state"], done["reserve_substate"]) == (RUNNING, SUB_RUNNING)
     assert victim not in vnodes_of(done["resv_nodes"])
-    check_y(before_start[0], rv.layout.server, second, done["resv_nodes"], count=3)
+    check_y(before_start[0], rv.topology.server.name, second, done["resv_nodes"], count=3)
 
 
 def what_openpbs_did(
@@ -657,7 +658,7 @@ def what_openpbs_did(
     at_start = ys[1]
     assert second.start <= at_start.time.timestamp() <= second.start + AT_START, at_start.raw
     assert victim not in vnodes_of(at_start.fields["nodes"]), at_start.raw
-    check_y(at_start, rv.layout.server, second, at_start.fields["nodes"], count=3)
+    check_y(at_start, rv.topology.server.name, second, at_start.fields["nodes"], count=3)
     confirming = sched_log(rv.cluster).expect(rf";Resv;{rid};Confirming 2 Occurrences$", ended.time, timeout=5)
     after = rv.status(resv)
     assert (after["reserve_state"], after["reserve_substate"], after["resv_nodes"]) == (
