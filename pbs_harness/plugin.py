@@ -349,6 +349,7 @@ def _evidence_root(config: pytest.Config) -> Path:
     if hasattr(config, "workerinput"):
         from pbs_harness.parallel import binding
 
+        root = binding.evidence_dir(config) or root
         root = root / (binding.session_cluster_name(config) or config.workerinput["workerid"])
     return root
 

@@ -6,6 +6,6 @@ pytest_plugins = [
     "pbs_harness.progress",
     # Several clusters at once (pbs-harness test --clusters N): worker binding, scheduling, durations.
     "pbs_harness.parallel.binding",
-    "pbs_harness.parallel.controller",
     "pbs_harness.parallel.durations",
+    "pbs_harness.parallel.controller",
 ]

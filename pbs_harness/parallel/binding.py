@@ -11,7 +11,7 @@
 
 from __future__ import annotations
 
-import argparse
+import html
 import json
 import os
 import signal
@@ -24,6 +24,10 @@ import pytest
 WORKER_INVENTORY = "--worker-inventory"
 CLUSTER_PROPERTY = "cluster"
 NAME_KEY = pytest.StashKey[str]()
+# What the controller tells each worker (xdist's workerinput): where the workers write their pid and
+# what they collected, and the run's evidence folder.
+RUN_DIR_INPUT = "pbs_harness_run_dir"
+EVIDENCE_INPUT = "pbs_harness_evidence_dir"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -35,14 +39,23 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="PATH",
         help="with -n N: the inventory of each worker's cluster, once per worker, in worker order",
     )
-    # Set by the controller for its workers: where they write their pid and what they collected.
-    parser.getgroup("pbs-harness").addoption("--parallel-run-dir", default=None, help=argparse.SUPPRESS)
 
 
 def worker_id(config: pytest.Config) -> str | None:
     """gw0, gw1, ... in an xdist worker; None in the controller or a session without workers."""
     workerinput = getattr(config, "workerinput", None)
     return workerinput["workerid"] if workerinput else None
+
+
+def run_dir(config: pytest.Config) -> Path | None:
+    given = getattr(config, "workerinput", {}).get(RUN_DIR_INPUT)
+    return Path(given) if given else None
+
+
+def evidence_dir(config: pytest.Config) -> Path | None:
+    """The run's evidence folder as the controller chose it (a worker's own clock would differ)."""
+    given = getattr(config, "workerinput", {}).get(EVIDENCE_INPUT)
+    return Path(given) if given else None
 
 
 def worker_index(workerid: str) -> int:
@@ -90,9 +103,9 @@ def pytest_configure(config: pytest.Config) -> None:
             current = signal.getsignal(signum)
             if callable(current):
                 signal.signal(signum, _ignore_repeats(current))
-    run_dir = config.getoption("--parallel-run-dir")
-    if run_dir:
-        _write_json(Path(run_dir) / f"worker-{wid}.json", {"pid": os.getpid(), "inventory": config.option.inventory})
+    where = run_dir(config)
+    if where is not None:
+        _write_json(where / f"worker-{wid}.json", {"pid": os.getpid(), "inventory": config.option.inventory})
 
 
 def _write_json(path: Path, data: dict[str, Any]) -> None:
@@ -158,3 +171,32 @@ def targets_line(config: pytest.Config) -> str:
         except HarnessError as exc:
             parts.append(f"gw{index} {given}: {exc.message}")
     return f"pbs-harness: acceptance targets, one worker per cluster: {'; '.join(parts)}"
+
+
+class HtmlReport:
+    """pytest-html: a Cluster column, and the run's clusters with their OpenPBS versions above the table."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+
+    def pytest_html_results_table_header(self, cells: list[str]) -> None:
+        cells.insert(2, "<th>Cluster</th>")
+
+    def pytest_html_results_table_row(self, report: pytest.TestReport, cells: list[str]) -> None:
+        cells.insert(2, f"<td>{html.escape(cluster_of(report) or '-')}</td>")
+
+    def pytest_html_results_summary(self, prefix: list[str], summary: list[str], postfix: list[str]) -> None:
+        recorder = self.config.pluginmanager.get_plugin("pbs-harness-recorder")
+        for name, env in getattr(recorder, "environments", {}).items():
+            prefix.append(
+                f"<p>Cluster <b>{html.escape(name or '?')}</b>: OpenPBS {html.escape(str(env.get('pbs_version')))}, "
+                f"server {html.escape(str(env.get('server')))}, inventory {html.escape(str(env.get('inventory')))}</p>"
+            )
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionstart(session: pytest.Session) -> None:
+    config = session.config
+    html_report = config.pluginmanager.has_plugin("html")
+    if worker_id(config) is None and html_report and not config.pluginmanager.has_plugin("pbs-harness-html"):
+        config.pluginmanager.register(HtmlReport(config), "pbs-harness-html")

@@ -26,13 +26,20 @@ import pytest
 from pbs_harness.parallel import binding, durations, schedule
 
 PLUGIN_NAME = "pbs-harness-parallel-controller"
+INTERRUPTED = "interrupted by a stop signal before it finished; its teardown healed the cluster"
 
 
 class Controller:
-    def __init__(self, config: pytest.Config, run_dir: Path) -> None:
+    def __init__(self, config: pytest.Config, run_dir: Path, evidence_dir: str) -> None:
         self.config = config
         self.run_dir = run_dir
+        self.evidence_dir = evidence_dir
         self.stopping = False
+
+    def pytest_configure_node(self, node: Any) -> None:
+        """What each worker is told beyond the command line (which it parses again for itself)."""
+        node.workerinput[binding.RUN_DIR_INPUT] = str(self.run_dir)
+        node.workerinput[binding.EVIDENCE_INPUT] = self.evidence_dir
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
@@ -44,6 +51,13 @@ class Controller:
             return
         found = schedule.read_collection(self.run_dir, node.gateway.id)
         progress.learn({n: e["suite"] for n, e in found.items()}, total=len(ids))
+
+    def pytest_handlecrashitem(self, crashitem: str, report: pytest.TestReport, sched: Any) -> None:
+        """A worker that ends on our stop signal is not a crash: its running test is reported as
+        interrupted (a skip saying so), not as a failure of OpenPBS."""
+        if self.stopping:
+            report.outcome = "skipped"
+            report.longrepr = (crashitem.split("::", maxsplit=1)[0], 0, f"Skipped: {INTERRUPTED}")
 
     def worker_pids(self) -> list[int]:
         pids = []
@@ -68,19 +82,16 @@ class Controller:
         shutil.rmtree(self.run_dir, ignore_errors=True)
 
 
-@pytest.hookimpl(trylast=True)  # after xdist registered its dsession, and pbs_harness.plugin its signal handlers
+@pytest.hookimpl(trylast=True)  # after pbs_harness.plugin installed its signal handlers
 def pytest_configure(config: pytest.Config) -> None:
     if not binding.is_parallel_controller(config) or config.pluginmanager.has_plugin(PLUGIN_NAME):
         return
-    if not config.pluginmanager.has_plugin("dsession"):
+    if getattr(config.option, "dist", "no") == "no" or config.option.collectonly:
         return  # no workers (-n missing, or --collect-only): a session of its own, on --inventory
-    run_dir = Path(tempfile.mkdtemp(prefix="pbs-harness-parallel-"))
-    config.option.parallel_run_dir = str(run_dir)  # the workers get the controller's options
-    if not config.getoption("--evidence-dir"):
-        from pbs_harness import plugin, project
+    from pbs_harness import plugin
 
-        config.option.evidence_dir = str(project.root() / "reports" / "evidence" / plugin.RUN_STAMP)
-    controller = Controller(config, run_dir)
+    run_dir = Path(tempfile.mkdtemp(prefix="pbs-harness-parallel-"))
+    controller = Controller(config, run_dir, str(plugin._evidence_root(config)))
     config.pluginmanager.register(controller, PLUGIN_NAME)
     if threading.current_thread() is threading.main_thread():
         for signum in (signal.SIGINT, signal.SIGTERM):
@@ -92,9 +103,9 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     """In a worker: write what it collected (unit and suite of each test) for the controller."""
     config = session.config
     wid = binding.worker_id(config)
-    run_dir = config.getoption("--parallel-run-dir")
-    if wid is None or not run_dir:
+    run_dir = binding.run_dir(config)
+    if wid is None or run_dir is None:
         return
     from pbs_harness.progress import suite_of
 
-    schedule.write_collection(Path(run_dir), wid, session.items, suite_of)
+    schedule.write_collection(run_dir, wid, session.items, suite_of)
