@@ -6,8 +6,11 @@ VENV      ?= .venv
 PY        := $(VENV)/bin/python
 HARNESS   := $(VENV)/bin/pbs-harness
 PYTEST_ARGS ?=
+# Local clusters of `make acceptance`, one pytest-xdist worker each: auto = chosen from this machine
+# (2 per core, within memory; docs/parallel.md). CLUSTERS=1 runs the suites serially on one cluster.
+CLUSTERS  ?= auto
 
-.PHONY: venv test unit lint acceptance down bench bench-suites clean
+.PHONY: venv test unit lint acceptance down bench bench-suites bench-parallel clean
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt pyproject.toml
 	python3 -m venv $(VENV)
@@ -38,8 +41,8 @@ test: lint unit
 
 # Not -q: a line per finished test (suite, name, outcome, duration) keeps a long run followable.
 acceptance: venv
-	$(HARNESS) up
-	$(HARNESS) test $(PYTEST_ARGS)
+	$(HARNESS) up --clusters $(CLUSTERS)
+	$(HARNESS) test --clusters $(CLUSTERS) $(PYTEST_ARGS)
 
 down: venv
 	$(HARNESS) down
@@ -50,6 +53,11 @@ bench: venv
 # Wall time of each acceptance suite, twice in a row, on the deployed cluster (SUITES= to choose).
 bench-suites: venv
 	$(PY) bench/bench_suites.py $(SUITES)
+
+# Serial vs parallel wall time of the acceptance suites in one run, per-suite times, memory and CPU
+# per cluster, each suite's slowest tests and what they wait on (reports/bench-parallel.json).
+bench-parallel: venv
+	$(PY) bench/bench_parallel.py --clusters $(CLUSTERS)
 
 clean:
 	rm -rf $(VENV) reports .pytest_cache .ruff_cache

@@ -201,7 +201,11 @@ def describe_target(config: pytest.Config) -> str:
 
 
 def target_line(config: pytest.Config) -> str:
-    """One line: whether the suites found a cluster, and which."""
+    """One line: whether the suites found a cluster, and which (in a parallel run: each worker's)."""
+    if getattr(config.option, "worker_inventories", None) and not hasattr(config, "workerinput"):
+        from pbs_harness.parallel import binding
+
+        return binding.targets_line(config)
     reason = _unavailable_reason(config, reach=False)
     if reason:
         return f"pbs-harness: no cluster: acceptance suites skipped ({reason})"
@@ -338,9 +342,16 @@ RUN_STAMP = datetime.now().strftime("run-%Y%m%d-%H%M%S")
 
 
 def _evidence_root(config: pytest.Config) -> Path:
-    """--evidence-dir as given, or reports/evidence/run-<time>/ so runs never mix."""
+    """--evidence-dir as given, or reports/evidence/run-<time>/ so runs never mix; in a parallel
+    run's worker, a folder per cluster in it."""
     given = config.getoption("--evidence-dir")
-    return Path(given) if given else project.root() / "reports" / "evidence" / RUN_STAMP
+    root = Path(given) if given else project.root() / "reports" / "evidence" / RUN_STAMP
+    if hasattr(config, "workerinput"):
+        from pbs_harness.parallel import binding
+
+        root = binding.evidence_dir(config) or root
+        root = root / (binding.session_cluster_name(config) or config.workerinput["workerid"])
+    return root
 
 
 def _dirty(snap: baseline_mod.Snapshot) -> list[str]:
@@ -364,7 +375,14 @@ def _environment(pbs: Pbs) -> dict[str, object]:
         "inventory": str(pbs.cluster.inventory.path),
         "server": pbs.cluster.server.name,
         "hosts": sorted(pbs.cluster.hosts),
+        "cluster": _cluster_name(pbs),
     }
+
+
+def _cluster_name(pbs: Pbs) -> str:
+    from pbs_harness.parallel import binding
+
+    return binding.cluster_name(pbs.cluster.inventory)
 
 
 @pytest.fixture(scope="session")
@@ -419,7 +437,7 @@ def harness_test(request: pytest.FixtureRequest, pbs: Pbs, baseline: baseline_mo
             collect.capture_logs(pbs.cluster, folder, since)
             longrepr = "\n".join(str(r.longrepr) for r in reports.values() if r.failed)
             longrepr = longrepr or request.node.stash.get(DEFECT_KEY, "")
-            collect.write_summary(folder, request.node.nodeid, since, longrepr)
+            collect.write_summary(folder, request.node.nodeid, since, longrepr, cluster=_cluster_name(pbs))
         for host in pbs.cluster:
             host.recorders.remove(transcript.append)
         if folder is not None:

@@ -1,7 +1,8 @@
 """Progress a person can follow during a long acceptance run (a pytest plugin).
 
-- One line per test as it finishes: `[n/N] suite test-name OUTCOME duration (reason)`. It replaces
-  pytest's dots and fspath prefixes; with -q the dots stay and these lines are left out.
+- One line per test as it finishes: `[n/N] suite test-name OUTCOME duration (reason)`, in a
+  parallel run `[n/N] cluster: suite test-name ...`. It replaces pytest's dots and fspath
+  prefixes; with -q the dots stay and these lines are left out.
 - At the end, one line per suite: counts by outcome and the suite's wall time. A suite is the
   test's suite marker (pbs_harness.plugin.SUITES), else its module's name.
 - Skips: one line per distinct reason with its count, in place of pytest's -rs lines (which
@@ -74,6 +75,15 @@ def outcome(reports: dict[str, pytest.TestReport]) -> tuple[list[str], str]:
     return cats, reason
 
 
+def cluster_of(reports: dict[str, pytest.TestReport]) -> str:
+    """The cluster a test ran on (its `cluster` user property, pbs_harness.parallel.binding)."""
+    for report in reports.values():
+        for key, value in report.user_properties:
+            if key == "cluster":
+                return str(value)
+    return "(no cluster)"
+
+
 WORDS = {
     "passed": "PASSED",
     "failed": "FAILED",
@@ -101,6 +111,8 @@ class Progress:
         self.suites: dict[str, Suite] = {}
         self.skips: Counter[str] = Counter()
         self.done = 0
+        self.total = 0
+        self.name_clusters = False  # a parallel run: each line says which cluster ran the test
         self.in_logreport = False
         if self.lines:
             reporter.showfspath = False  # our line names the test
@@ -110,6 +122,12 @@ class Progress:
     @pytest.hookimpl(trylast=True)
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         self.suite_by_id = {item.nodeid: suite_of(item) for item in session.items}
+
+    def learn(self, suites: dict[str, str], total: int) -> None:
+        """What a parallel run's workers collected (its controller collects nothing itself)."""
+        self.suite_by_id.update(suites)
+        self.total = total
+        self.name_clusters = True
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.skipped:
@@ -154,13 +172,15 @@ class Progress:
         word = " + ".join(WORDS[c] for c in cats) or "INTERRUPTED"
         if reason:
             reason = " (" + (reason if len(reason) <= REASON_WIDTH else reason[: REASON_WIDTH - 3] + "...") + ")"
-        name = nodeid.split("::", 1)[-1]
-        total = len(self.suite_by_id) or self.done
+        label = f"{suite_name} {nodeid.split('::', 1)[-1]}"
+        if self.name_clusters:
+            label = f"{cluster_of(reports)}: {label}"
+        total = self.total or len(self.suite_by_id) or self.done
         markup = (
             {"red": True} if {"failed", "error"} & set(cats) else {"yellow": True} if cats[:1] != ["passed"] else {}
         )
         self.reporter.write_line(
-            f"[{self.done:>{len(str(total))}}/{total}] {suite_name} {name} {word} {duration(took)}{reason}", **markup
+            f"[{self.done:>{len(str(total))}}/{total}] {label} {word} {duration(took)}{reason}", **markup
         )
 
     def _suite(self, nodeid: str) -> str:

@@ -16,9 +16,8 @@ import pytest
 
 from pbs_harness.conformance import catalogue
 
-RESULTS_KEY = pytest.StashKey[dict[str, dict[str, Any]]]()
+PLUGIN_NAME = "pbs-harness-recorder"
 ENV_KEY = pytest.StashKey[dict[str, Any]]()
-STARTED_KEY = pytest.StashKey[str]()
 DIFFS_KEY = pytest.StashKey[list[dict[str, str]]]()
 
 
@@ -28,15 +27,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
-def pytest_sessionstart(session: pytest.Session) -> None:
-    session.config.stash[STARTED_KEY] = datetime.now().isoformat(timespec="seconds")
-    session.config.stash[RESULTS_KEY] = {}
+def _is_worker(config: pytest.Config) -> bool:
+    return hasattr(config, "workerinput")
 
 
-def _entry(config: pytest.Config, nodeid: str) -> dict[str, Any]:
-    return config.stash[RESULTS_KEY].setdefault(
-        nodeid, {"nodeid": nodeid, "outcome": "passed", "duration": 0.0, "specs": [], "differences": []}
-    )
+def pytest_configure(config: pytest.Config) -> None:
+    # The results file is written where the reports land: the session itself, or the controller of
+    # a parallel run (its workers' reports carry what is read from the test items, see makereport).
+    if not _is_worker(config) and not config.pluginmanager.has_plugin(PLUGIN_NAME):
+        config.pluginmanager.register(Recorder(config), PLUGIN_NAME)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -51,38 +50,66 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             )
 
 
-@pytest.hookimpl(trylast=True)
-def pytest_runtest_logreport(report: pytest.TestReport) -> None:
-    config = getattr(report, "_pbsh_config", None)
-    if config is None:
-        return
-    entry = _entry(config, report.nodeid)
-    entry["duration"] += report.duration
-    if report.when == "call" and hasattr(report, "wasxfail"):
-        entry["outcome"] = "xfailed" if report.skipped else "xpassed"
-        entry["xfail_reason"] = report.wasxfail
-    elif report.failed:
-        # A failing test is "failed"; a failure only in setup/teardown (e.g. a baseline leak) is "error".
-        if report.when == "call" or entry["outcome"] != "failed":
-            entry["outcome"] = "failed" if report.when == "call" else "error"
-        entry.setdefault("failure", str(report.longreprtext)[-3000:])
-    elif report.skipped and entry["outcome"] == "passed":
-        entry["outcome"] = "skipped"
-        entry["skip_reason"] = str(report.longrepr[2]) if isinstance(report.longrepr, tuple) else ""
-    for key, value in report.user_properties:
-        if key == "evidence":
-            entry["evidence"] = value
-
-
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
+    """What the results need from the test item, as plain data on the report (xdist sends it to the
+    controller with the report)."""
     report = yield
-    report._pbsh_config = item.config
-    entry = _entry(item.config, item.nodeid)
-    entry["specs"] = sorted({i for m in item.iter_markers("spec") for i in m.args})
-    entry["markers"] = sorted({m.name for m in item.iter_markers() if m.name not in ("spec", "parametrize")})
-    entry["differences"] = item.stash.get(DIFFS_KEY, [])
+    report.pbsh_entry = {
+        "specs": sorted({i for m in item.iter_markers("spec") for i in m.args}),
+        "markers": sorted({m.name for m in item.iter_markers() if m.name not in ("spec", "parametrize")}),
+        "differences": list(item.stash.get(DIFFS_KEY, [])),
+    }
+    env = item.config.stash.get(ENV_KEY, None)
+    if env:
+        report.pbsh_environment = env
     return report
+
+
+class Recorder:
+    """Per-test outcomes, spec tags, differences and clusters, written at the end of the session."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.started = datetime.now().isoformat(timespec="seconds")
+        self.tests: dict[str, dict[str, Any]] = {}
+        self.environments: dict[str, dict[str, Any]] = {}  # by cluster name, in the order first seen
+
+    def _entry(self, nodeid: str) -> dict[str, Any]:
+        return self.tests.setdefault(
+            nodeid, {"nodeid": nodeid, "outcome": "passed", "duration": 0.0, "specs": [], "differences": []}
+        )
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        entry = self._entry(report.nodeid)
+        entry["duration"] += report.duration
+        entry.update(getattr(report, "pbsh_entry", {}))
+        cluster = next((str(v) for k, v in report.user_properties if k == "cluster"), None)
+        if cluster:
+            entry["cluster"] = cluster
+        env = getattr(report, "pbsh_environment", None)
+        if env:
+            self.environments.setdefault(str(env.get("cluster") or cluster or ""), env)
+        if report.when == "call" and hasattr(report, "wasxfail"):
+            entry["outcome"] = "xfailed" if report.skipped else "xpassed"
+            entry["xfail_reason"] = report.wasxfail
+        elif report.failed:
+            # A failing test is "failed"; a failure only in setup/teardown (e.g. a baseline leak) is "error".
+            if report.when == "call" or entry["outcome"] != "failed":
+                entry["outcome"] = "failed" if report.when == "call" else "error"
+            entry.setdefault("failure", str(report.longreprtext)[-3000:])
+        elif report.skipped and entry["outcome"] == "passed":
+            entry["outcome"] = "skipped"
+            entry["skip_reason"] = str(report.longrepr[2]) if isinstance(report.longrepr, tuple) else ""
+        for key, value in report.user_properties:
+            if key == "evidence":
+                entry["evidence"] = value
+
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        from pbs_harness import project
+
+        write_results(self, results_path(self.config, project.root()))
 
 
 @dataclass
@@ -111,23 +138,19 @@ def record_environment(config: pytest.Config, env: dict[str, Any]) -> None:
     config.stash[ENV_KEY] = env
 
 
-def pytest_sessionfinish(session: pytest.Session) -> None:
-    from pbs_harness import project
-
-    write_results(session.config, results_path(session.config, project.root()))
-
-
 def results_path(config: pytest.Config, root: Path) -> Path:
     given = config.getoption("--results-json")
     return Path(given) if given else root / "reports" / "results.json"
 
 
-def write_results(config: pytest.Config, path: Path) -> None:
+def write_results(recorder: Recorder, path: Path) -> None:
+    clusters = list(recorder.environments.values())
     data = {
-        "started": config.stash.get(STARTED_KEY, ""),
+        "started": recorder.started,
         "finished": datetime.now().isoformat(timespec="seconds"),
-        "environment": config.stash.get(ENV_KEY, {}),
-        "tests": list(config.stash.get(RESULTS_KEY, {}).values()),
+        "environment": clusters[0] if clusters else {},  # the one cluster of a serial run
+        "clusters": clusters,
+        "tests": list(recorder.tests.values()),
     }
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(data, indent=2) + "\n")

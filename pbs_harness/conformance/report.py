@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pbs_harness.conformance import tags
+from pbs_harness.conformance import clusters, tags
 from pbs_harness.conformance.catalogue import Catalogue, Interface
 
 STATUS_ORDER = ("fail", "xfail", "incomplete", "skipped", "not run", "not covered", "pass")
@@ -99,39 +99,113 @@ def header(results: dict[str, Any]) -> dict[str, Any]:
         "inventory": env.get("inventory", "unknown"),
         "server": env.get("server", "unknown"),
         "hosts": env.get("hosts", []),
+        "clusters": [
+            {
+                "name": e.get("cluster", e.get("server", "?")),
+                "openpbs_version": clusters.version_of(e),
+                "openpbs_build": e.get("build", "unknown"),
+                "server": e.get("server", "unknown"),
+                "inventory": e.get("inventory", "unknown"),
+                "hosts": e.get("hosts", []),
+            }
+            for e in clusters.environments(results)
+        ],
         "started": results.get("started", ""),
         "finished": results.get("finished", ""),
     }
 
 
-def write_json(path: Path, cat: Catalogue, rows: list[InterfaceResult], results: dict[str, Any]) -> None:
-    data = {"header": header(results), "counts": counts(rows), "interfaces": [{"id": r.id, **asdict(r)} for r in rows]}
+@dataclass
+class Verdict:
+    """The statuses of one OpenPBS version's clusters (a run of one version has one verdict)."""
+
+    version: str
+    clusters: list[str]
+    rows: list[InterfaceResult]
+
+
+def write_json(path: Path, cat: Catalogue, verdicts: list[Verdict], results: dict[str, Any]) -> None:
+    data: dict[str, Any] = {"header": header(results)}
+    if len(verdicts) == 1:
+        data |= {
+            "counts": counts(verdicts[0].rows),
+            "interfaces": [{"id": r.id, **asdict(r)} for r in verdicts[0].rows],
+        }
+    else:  # never one verdict over several OpenPBS versions
+        data["side_by_side"] = [
+            {
+                "openpbs_version": v.version,
+                "clusters": v.clusters,
+                "counts": counts(v.rows),
+                "interfaces": [{"id": r.id, **asdict(r)} for r in v.rows],
+            }
+            for v in verdicts
+        ]
     path.write_text(json.dumps(data, indent=2) + "\n")
 
 
-def write_markdown(path: Path, cat: Catalogue, rows: list[InterfaceResult], results: dict[str, Any]) -> None:
+def _cluster_lines(h: dict[str, Any]) -> list[str]:
+    """One line per cluster of a parallel run (a serial run's one cluster is the Cluster line)."""
+    if len(h["clusters"]) < 2:
+        return []
+    return [
+        f"- Cluster {c['name']}: OpenPBS **{c['openpbs_version']}**, server `{c['server']}`, inventory "
+        f"`{c['inventory']}`, hosts {', '.join(c['hosts']) or '-'}"
+        for c in h["clusters"]
+    ]
+
+
+def _versions_note(verdicts: list[Verdict]) -> list[str]:
+    if len(verdicts) < 2:
+        return []
+    listed = "; ".join(f"{v.version} on {', '.join(v.clusters) or 'no cluster'}" for v in verdicts)
+    return [f"- **Several OpenPBS versions** ({listed}): one verdict per version, side by side, never merged"]
+
+
+def _test_label(test: dict[str, Any], several: bool) -> str:
+    on = f" on {test['cluster']}" if several and test.get("cluster") else ""
+    return f"{test['nodeid'].split('::')[-1]}{on}"
+
+
+def write_markdown(path: Path, cat: Catalogue, verdicts: list[Verdict], results: dict[str, Any]) -> None:
     h = header(results)
+    several = len(h["clusters"]) > 1
     lines = [
         "# OpenPBS conformance report",
         "",
-        f"- OpenPBS: **{h['openpbs_version']}** ({h['openpbs_build']})",
-        f"- Cluster: inventory `{h['inventory']}`, server `{h['server']}`, hosts {', '.join(h['hosts']) or '-'}",
+        f"- OpenPBS: **{h['openpbs_version']}** ({h['openpbs_build']})"
+        if len(verdicts) == 1
+        else "- OpenPBS: several versions, see each cluster",
+        *(_cluster_lines(h) or [
+            f"- Cluster: inventory `{h['inventory']}`, server `{h['server']}`, hosts {', '.join(h['hosts']) or '-'}"
+        ]),
+        *_versions_note(verdicts),
         f"- Run: {h['started']} to {h['finished']}",
-        "- Status counts: " + ", ".join(f"{k}: {v}" for k, v in counts(rows).items()),
+        *(f"- Status counts{f' ({v.version})' if len(verdicts) > 1 else ''}: "
+          + ", ".join(f"{k}: {val}" for k, val in counts(v.rows).items()) for v in verdicts),
         "",
-    ]
+    ]  # fmt: skip
+    titles = ["status | tests"] if len(verdicts) == 1 else [f"OpenPBS {v.version}" for v in verdicts]
     for key, feature in cat.features.items():
         lines += [
             f"## {feature.title}",
             "",
-            "| id | interface | status | tests | differences |",
-            "|---|---|---|---|---|",
+            f"| id | interface | {' | '.join(titles)} | differences |",
+            "|---|---|" + "---|" * (len(titles) + (1 if len(verdicts) == 1 else 0)) + "---|",
         ]
-        for r in (r for r in rows if r.interface.feature == key):
-            tests = "<br>".join(f"{t['nodeid'].split('::')[-1]}: {t['outcome']}" for t in r.tests)
-            tests += "".join(f"<br>{t.split('::')[-1]}: not run" for t in r.untested)
-            diffs = "<br>".join(f"spec: {d['spec_says']} / OpenPBS: {d['openpbs_does']}" for d in r.differences)
-            lines.append(f"| {r.id} | {r.interface.title} | {r.status} | {tests or '-'} | {diffs or '-'} |")
+        for index, r in enumerate(verdicts[0].rows):
+            if r.interface.feature != key:
+                continue
+            cells = []
+            for v in verdicts:
+                row = v.rows[index]
+                tests = "<br>".join(f"{_test_label(t, several)}: {t['outcome']}" for t in row.tests)
+                tests += "".join(f"<br>{t.split('::')[-1]}: not run" for t in row.untested)
+                cells.append(f"{row.status} | {tests or '-'}" if len(verdicts) == 1 else f"**{row.status}**<br>{tests}")
+            diffs = "<br>".join(
+                f"spec: {d['spec_says']} / OpenPBS: {d['openpbs_does']}" for d in _differences(verdicts, index)
+            )
+            lines.append(f"| {r.id} | {r.interface.title} | {' | '.join(cells)} | {diffs or '-'} |")
         lines.append("")
     path.write_text("\n".join(lines).replace("\n\n\n", "\n\n"))
 
@@ -151,46 +225,81 @@ def _badge(status: str) -> str:
     return f'<span class="badge" style="background:{COLOURS[status]}">{html.escape(status)}</span>'
 
 
-def write_html(path: Path, cat: Catalogue, rows: list[InterfaceResult], results: dict[str, Any]) -> None:
+def _differences(verdicts: list[Verdict], index: int) -> list[dict[str, str]]:
+    return [d for v in verdicts for d in v.rows[index].differences]
+
+
+def write_html(path: Path, cat: Catalogue, verdicts: list[Verdict], results: dict[str, Any]) -> None:
     h = header(results)
     e = html.escape
+    several = len(h["clusters"]) > 1
     parts = [
         "<!doctype html><html><head><meta charset='utf-8'><title>OpenPBS conformance report</title>",
         f"<style>{CSS}</style></head><body>",
         "<h1>OpenPBS conformance report</h1>",
         f"<p class='meta'>OpenPBS <b>{e(str(h['openpbs_version']))}</b>"
         f" &middot; build {e(str(h['openpbs_build']))}</p>",
-        f"<p class='meta'>Cluster: inventory <code>{e(str(h['inventory']))}</code>,"
-        f" server <code>{e(str(h['server']))}</code>, hosts {e(', '.join(h['hosts']) or '-')}</p>",
+        *(
+            [f"<p class='meta'>{e(line.removeprefix('- ')).replace('**', '')}</p>" for line in _cluster_lines(h)]
+            or [
+                f"<p class='meta'>Cluster: inventory <code>{e(str(h['inventory']))}</code>,"
+                f" server <code>{e(str(h['server']))}</code>, hosts {e(', '.join(h['hosts']) or '-')}</p>"
+            ]
+        ),
+        *(
+            f"<p class='meta'><b>{e(line.removeprefix('- ').replace('**', ''))}</b></p>"
+            for line in _versions_note(verdicts)
+        ),
         f"<p class='meta'>Run: {e(h['started'])} &rarr; {e(h['finished'])}</p>",
-        "<p class='counts'>" + "".join(f"<span>{_badge(k)} {v}</span>" for k, v in counts(rows).items()) + "</p>",
     ]
+    for v in verdicts:
+        title = f"OpenPBS {e(v.version)}: " if len(verdicts) > 1 else ""
+        parts.append(
+            f"<p class='counts'>{title}"
+            + "".join(f"<span>{_badge(k)} {n}</span>" for k, n in counts(v.rows).items())
+            + "</p>"
+        )
+    heads = (
+        "<th>status</th><th>tests</th>"
+        if len(verdicts) == 1
+        else "".join(f"<th>OpenPBS {e(v.version)}</th>" for v in verdicts)
+    )
     for key, feature in cat.features.items():
         parts.append(f"<h2>{e(feature.title)}</h2><p class='meta'>spec: <code>{e(feature.spec)}</code></p>")
-        parts.append("<table><tr><th>id</th><th>interface</th><th>status</th><th>tests</th><th>differences</th></tr>")
-        for r in (r for r in rows if r.interface.feature == key):
-            tests = "".join(_test_html(t, path.parent) for t in r.tests)
-            tests += "".join(f"<div>{e(t.split('::')[-1])}: not run</div>" for t in r.untested)
+        parts.append(f"<table><tr><th>id</th><th>interface</th>{heads}<th>differences</th></tr>")
+        for index, r in enumerate(verdicts[0].rows):
+            if r.interface.feature != key:
+                continue
+            cells = []
+            for v in verdicts:
+                row = v.rows[index]
+                tests = "".join(_test_html(t, path.parent, several) for t in row.tests)
+                tests += "".join(f"<div>{e(t.split('::')[-1])}: not run</div>" for t in row.untested)
+                cells.append(
+                    f"<td>{_badge(row.status)}</td><td>{tests or '-'}</td>"
+                    if len(verdicts) == 1
+                    else f"<td>{_badge(row.status)}{tests}</td>"
+                )
             diffs = "".join(
                 f"<div class='diff'><b>spec:</b> {e(d['spec_says'])}<br><b>OpenPBS:</b> {e(d['openpbs_does'])}"
                 + (f"<br><code>{e(d['evidence'])}</code>" if d.get("evidence") else "")
                 + "</div>"
-                for d in r.differences
+                for d in _differences(verdicts, index)
             )
             notes = f"<div><i>shipped:</i> {e(r.interface.shipped_notes)}</div>" if r.interface.shipped_notes else ""
             parts.append(
                 f"<tr><td><b>{e(r.id)}</b></td><td>{e(r.interface.title)}"
                 f"<details class='summary'><summary>{e(r.interface.section)}: spec summary</summary>"
                 f"{e(r.interface.summary)}{notes}</details></td>"
-                f"<td>{_badge(r.status)}</td><td>{tests or '-'}</td><td>{diffs or '-'}</td></tr>"
+                f"{''.join(cells)}<td>{diffs or '-'}</td></tr>"
             )
         parts.append("</table>")
     parts.append("</body></html>")
     path.write_text("\n".join(parts))
 
 
-def _test_html(test: dict[str, Any], base: Path) -> str:
-    name = html.escape(test["nodeid"].split("::")[-1])  # with its parameters
+def _test_html(test: dict[str, Any], base: Path, several: bool = False) -> str:
+    name = html.escape(_test_label(test, several))  # with its parameters, and its cluster in a parallel run
     line = f"<div>{name}: <b>{html.escape(test['outcome'])}</b>"
     if test.get("evidence"):
         rel = os.path.relpath(test["evidence"], base)
@@ -201,11 +310,19 @@ def _test_html(test: dict[str, Any], base: Path) -> str:
     return line + "</div>"
 
 
+def verdicts(cat: Catalogue, results: dict[str, Any], test_dir: Path) -> list[Verdict]:
+    """One verdict per OpenPBS version of the run's clusters (clusters.split_by_version)."""
+    return [
+        Verdict(version, names, build(cat, subset, test_dir))
+        for version, names, subset in clusters.split_by_version(results)
+    ]
+
+
 def write_all(cat: Catalogue, results: dict[str, Any], test_dir: Path, out_dir: Path) -> list[Path]:
-    rows = build(cat, results, test_dir)
+    found = verdicts(cat, results, test_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = [out_dir / "conformance.html", out_dir / "conformance.md", out_dir / "conformance.json"]
-    write_html(paths[0], cat, rows, results)
-    write_markdown(paths[1], cat, rows, results)
-    write_json(paths[2], cat, rows, results)
+    write_html(paths[0], cat, found, results)
+    write_markdown(paths[1], cat, found, results)
+    write_json(paths[2], cat, found, results)
     return paths

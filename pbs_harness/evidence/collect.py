@@ -79,6 +79,8 @@ def capture_logs(cluster: Cluster, folder: Path, since: datetime) -> None:
         (folder / "accounting.txt").write_text(f"could not collect: {exc}\n")
 
 
-def write_summary(folder: Path, nodeid: str, since: datetime, longrepr: str) -> None:
-    (folder / "failure.txt").write_text(f"{nodeid}\nstarted {since.isoformat()}\n\n{longrepr}\n")
-    (folder / "meta.json").write_text(json.dumps({"test": nodeid, "since": since.isoformat()}, indent=2))
+def write_summary(folder: Path, nodeid: str, since: datetime, longrepr: str, cluster: str = "") -> None:
+    on = f"\ncluster {cluster}" if cluster else ""
+    (folder / "failure.txt").write_text(f"{nodeid}{on}\nstarted {since.isoformat()}\n\n{longrepr}\n")
+    meta = {"test": nodeid, "cluster": cluster, "since": since.isoformat()}
+    (folder / "meta.json").write_text(json.dumps(meta, indent=2))

@@ -29,25 +29,31 @@ def netns_list() -> set[str]:
     return {ns["name"] for ns in json.loads(out)} if out else set()
 
 
-def subnet_conflicts(spec: ClusterSpec) -> list[str]:
-    """Addresses or routes on this machine that overlap the subnet and are not ours."""
-    net = spec.network
-    found: list[str] = []
+def machine_networks() -> list[tuple[ipaddress.IPv4Network, str, str]]:
+    """Every IPv4 network this machine has an address in or a route to: (network, what, device)."""
+    found: list[tuple[ipaddress.IPv4Network, str, str]] = []
     for entry in json.loads(shell.check(["ip", "-j", "-4", "addr", "show"]) or "[]"):
-        if entry["ifname"] == spec.bridge:
-            continue
         for addr in entry.get("addr_info", []):
             iface = ipaddress.IPv4Interface(f"{addr['local']}/{addr['prefixlen']}")
-            if iface.network.overlaps(net):
-                found.append(f"address {iface} on {entry['ifname']}")
+            found.append((iface.network, f"address {iface} on {entry['ifname']}", entry["ifname"]))
     for route in json.loads(shell.check(["ip", "-j", "-4", "route", "show"]) or "[]"):
         dst = route.get("dst", "")
-        if dst in ("", "default") or route.get("dev") == spec.bridge:
+        if dst in ("", "default"):
             continue
         rnet = ipaddress.IPv4Network(dst if "/" in dst else f"{dst}/32", strict=False)
-        if rnet.overlaps(net):
-            found.append(f"route {dst} via {route.get('dev', '?')}")
+        dev = route.get("dev", "?")
+        found.append((rnet, f"route {dst} via {dev}", dev))
     return found
+
+
+def conflicts_in(spec: ClusterSpec, networks: list[tuple[ipaddress.IPv4Network, str, str]]) -> list[str]:
+    """Which of `networks` (machine_networks) overlap the cluster's subnet and are not its own bridge's."""
+    return [what for net, what, dev in networks if dev != spec.bridge and net.overlaps(spec.network)]
+
+
+def subnet_conflicts(spec: ClusterSpec) -> list[str]:
+    """Addresses or routes on this machine that overlap the subnet and are not ours."""
+    return conflicts_in(spec, machine_networks())
 
 
 def ensure_bridge(spec: ClusterSpec) -> None:

@@ -7,6 +7,7 @@ Layout under the state directory (default /var/lib/pbs-harness/local, env PBS_HA
   hosts/<name>/           per-host disk: pbs.conf, spool/ (PBS_HOME), sshd config and host key, console.log,
                           sudoers.d/ (with a login user: mounted over /etc/sudoers.d inside the host)
   inventory/              the inventory `up` writes when the host names differ from inventory/local's
+                          (always for the other members of a fleet, `up --clusters N`)
 
 One state directory holds one cluster; several clusters on one machine have several directories.
 """
@@ -47,6 +48,10 @@ class ClusterState:
     # Project root of the checkout that brought the cluster up: the acceptance suites of another
     # checkout leave it alone unless named explicitly. None in state written before it was recorded.
     owner: str | None = None
+    # `up --clusters N` (localcluster/fleet.py): member 1 lists the other members' state directories,
+    # each of them names member 1's.
+    fleet: list[str] = field(default_factory=list)
+    member_of: str | None = None
 
     @property
     def spec(self) -> ClusterSpec:

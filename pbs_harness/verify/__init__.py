@@ -13,7 +13,7 @@ from pbs_harness.inventory import Inventory
 CHECKS = Path(__file__).with_name("test_deployed_hosts.py")
 
 
-def run(inv: Inventory) -> int:
+def run(inv: Inventory, junit_name: str = "verify-junit.xml") -> int:
     """Run the checks against every inventory host; returns pytest's exit code."""
     reports = project.root() / "reports"
     reports.mkdir(exist_ok=True)
@@ -21,7 +21,7 @@ def run(inv: Inventory) -> int:
         sys.executable, "-m", "pytest", str(CHECKS),
         f"--hosts=ansible://all?ansible_inventory={inv.path}",
         "-p", "no:cacheprovider", "-q", "--no-header", "-o", "addopts=",
-        "--junitxml", str(reports / "verify-junit.xml"),
+        "--junitxml", str(reports / junit_name),
     ]  # fmt: skip
     # testinfra calls `ansible-inventory` by name: put this interpreter's scripts first on PATH.
     env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")

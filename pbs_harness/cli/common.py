@@ -1,0 +1,128 @@
+"""What every verb of the command line shares: progress lines, the root and state-directory checks,
+and the argument types that judge a value before anything runs."""
+
+from __future__ import annotations
+
+import argparse
+import ipaddress
+import math
+import os
+import re
+import time
+from pathlib import Path
+
+from pbs_harness.errors import HarnessError, PreconditionError
+
+DEBUG_ENV = "PBS_HARNESS_DEBUG"  # set to 1: show the traceback of an operating-system error
+
+
+def progress(msg: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)
+
+
+def require_root() -> None:
+    """The local cluster's verbs create namespaces, a bridge and mounts: root only, said before anything."""
+    if os.geteuid() != 0:
+        raise PreconditionError(
+            "the local cluster needs root (it creates network namespaces, a bridge and mounts)",
+            "run it as root, e.g. `sudo pbs-harness cluster up`",
+        )
+
+
+def check_state_dir() -> None:
+    """The state directory can hold the cluster's record, and any record there is readable."""
+    from pbs_harness import inventory
+    from pbs_harness.localcluster import state
+
+    where = state.state_dir()
+    named = f"{where} (PBS_HARNESS_STATE_DIR)" if "PBS_HARNESS_STATE_DIR" in os.environ else str(where)
+    hint = f"point PBS_HARNESS_STATE_DIR at a directory root can write, or unset it (default {state.DEFAULT_STATE_DIR})"
+    if where.exists() and not where.is_dir():
+        raise PreconditionError(f"the state directory {named} is not a directory", hint)
+    existing = next(p for p in (where, *where.parents) if p.exists())
+    if not existing.is_dir() or not os.access(existing, os.W_OK | os.X_OK):
+        raise PreconditionError(f"the state directory {named} cannot be created or written ({existing})", hint)
+    inventory.local_state()
+
+
+def use_state_dir(args: argparse.Namespace) -> None:
+    """--state-dir selects the cluster, for this process and the tools it starts (ansible-inventory)."""
+    if getattr(args, "state_dir", None):
+        from pbs_harness.localcluster import state
+
+        os.environ[state.STATE_DIR_ENV] = os.path.abspath(args.state_dir)
+
+
+def host_count(text: str) -> int:
+    from pbs_harness.localcluster.spec import MAX_HOSTS
+
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of hosts (1 to {MAX_HOSTS})") from None
+    if not 1 <= value <= MAX_HOSTS:
+        raise argparse.ArgumentTypeError(f"{value} is out of range: use between 1 and {MAX_HOSTS} hosts")
+    return value
+
+
+def cluster_count(text: str) -> int | str:
+    """--clusters: a number of clusters, or `auto` (chosen from the machine, or the clusters that are up)."""
+    from pbs_harness.localcluster.fleet import MAX_CLUSTERS
+
+    if text == "auto":
+        return text
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a number of clusters: give 1 to {MAX_CLUSTERS}, or auto"
+        ) from None
+    if not 1 <= value <= MAX_CLUSTERS:
+        raise argparse.ArgumentTypeError(f"{value} is out of range: use between 1 and {MAX_CLUSTERS} clusters, or auto")
+    return value
+
+
+def seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"{text} is not a positive number of seconds (e.g. 10)")
+    return value
+
+
+def subnet(text: str) -> ipaddress.IPv4Network:
+    try:
+        net = ipaddress.IPv4Network(text, strict=True)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not an IPv4 network with its host bits zero, such as 10.71.0.0/24 ({exc})"
+        ) from None
+    if not net.is_private:
+        raise argparse.ArgumentTypeError(
+            f"{text} is not a private range: use one in 10/8, 172.16/12 or 192.168/16, such as 10.71.0.0/24"
+        )
+    return net
+
+
+def known_tags(root: Path) -> set[str]:
+    """Tags used in the project's playbooks and roles (what --tags can select)."""
+    found: set[str] = set()
+    for path in [*root.glob("playbooks/*.yml"), *root.glob("roles/*/tasks/*.yml")]:
+        for m in re.finditer(r"^\s*-?\s*tags:\s*\[([^\]]*)\]", path.read_text(), re.M):
+            found.update(t.strip().strip("'\"") for t in m[1].split(","))
+    return found - {"always", ""}
+
+
+def tags(text: str) -> str:
+    from pbs_harness import project
+
+    try:
+        known = known_tags(project.root())
+    except HarnessError:
+        return text  # no checkout to read them from: ansible-playbook judges
+    unknown = [t for t in text.split(",") if t.strip() not in known]
+    if unknown:
+        raise argparse.ArgumentTypeError(f"unknown tag(s) {', '.join(unknown)}: use {', '.join(sorted(known))}")
+    return text

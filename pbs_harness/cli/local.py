@@ -1,0 +1,136 @@
+"""Local-cluster verbs: `cluster up|down|status|ssh` and the host lifecycle verbs, for one cluster or
+a fleet of them (`--clusters N`, pbs_harness.localcluster.fleet)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from pathlib import Path
+
+from pbs_harness import errors
+from pbs_harness.cli.common import check_state_dir, progress, require_root, use_state_dir
+from pbs_harness.errors import PreconditionError, UsageError
+
+
+def _spec(args: argparse.Namespace):
+    from pbs_harness.localcluster.spec import ClusterSpec
+
+    try:
+        return ClusterSpec(
+            subnet=str(args.subnet), host_count=args.hosts, prefix=args.name_prefix, login_user=args.login_user
+        )
+    except PreconditionError as exc:  # values the argument types cannot judge alone (subnet size for --hosts)
+        raise UsageError(exc.message, exc.hint) from exc
+
+
+def _inventory_to_write(args: argparse.Namespace) -> str | None:
+    """Where `up` writes the cluster's inventory: --write-inventory, else, for a cluster outside the
+    default state directory (which inventory/local does not read), <state dir>/inventory."""
+    from pbs_harness.localcluster import state
+
+    if args.write_inventory:
+        return args.write_inventory
+    outside = state.state_dir() != state.state_dir(state.DEFAULT_STATE_DIR)
+    if outside and getattr(args, "deploys", False) and not getattr(args, "inventory", None):
+        return str(state.state_dir() / "inventory")
+    return None
+
+
+def cmd_cluster_up(args: argparse.Namespace) -> int:
+    from pbs_harness import project
+    from pbs_harness.localcluster import provider, written_inventory
+
+    use_state_dir(args)
+    spec = _spec(args)
+    require_root()
+    check_state_dir()
+    if getattr(args, "clusters", None) not in (None, 1):
+        from pbs_harness.cli import fleet_up
+
+        return fleet_up.up(args, spec)
+    target = _inventory_to_write(args)
+    if target:
+        written_inventory.check_target(Path(target).resolve())  # refuse before anything is created
+    start = time.monotonic()
+    st = provider.up(spec, progress)
+    progress(f"local cluster up: {st.spec.describe()} in {time.monotonic() - start:.1f}s")
+    if target:
+        hosts = written_inventory.write(Path(target), None, project.root())
+        args.written_inventory = str(hosts.parent)
+        progress(f"inventory written: {hosts.parent} (use it with -i {hosts.parent})")
+    args.fleet_inventories = [(spec.prefix, getattr(args, "written_inventory", None))]
+    return errors.EXIT_OK
+
+
+def cmd_cluster_down(args: argparse.Namespace) -> int:
+    from pbs_harness.localcluster import fleet, provider, state
+
+    use_state_dir(args)
+    require_root()
+    check_state_dir()
+    own = state.load()
+    for member in reversed(fleet.recorded()[1:]):
+        progress(f"removing {fleet.describe(member)}")
+        provider.down(progress, root=member.root)
+    if not provider.down(progress):
+        progress(f"no local cluster was up in {state.state_dir()}; nothing to remove")
+    if own is not None and own.member_of:
+        _forget_member(Path(own.member_of), state.cluster_id())
+    return errors.EXIT_OK
+
+
+def _forget_member(first_root: Path, member_root: str) -> None:
+    """A member taken down alone leaves its fleet's record (member 1's state)."""
+    from pbs_harness.localcluster import state
+
+    first = state.load(first_root)
+    if first is not None and member_root in first.fleet:
+        first.fleet.remove(member_root)
+        state.save(first, first_root)
+
+
+def cmd_cluster_status(args: argparse.Namespace) -> int:
+    from pbs_harness.localcluster import fleet, provider
+
+    use_state_dir(args)
+    require_root()
+    check_state_dir()
+    members = fleet.recorded()
+    ok = True
+    for member in members or [None]:
+        if len(members) > 1:
+            assert member is not None
+            print(fleet.describe(member))
+        rows = provider.status(member.root if member else None)
+        for row in rows:
+            print(f"{row.name:10} {row.ip:15} {row.summary}")
+        ok = ok and all(r.ssh for r in rows)
+    return errors.EXIT_OK if ok else errors.EXIT_FAILED
+
+
+def cmd_cluster_ssh(args: argparse.Namespace) -> int:
+    from pbs_harness.localcluster import provider, sshkeys
+
+    use_state_dir(args)
+    require_root()
+    check_state_dir()
+    host = provider.host(args.host)
+    argv = ["ssh", "-F", str(sshkeys.ssh_config()), host.name, *args.command]
+    os.execvp("ssh", argv)  # noqa: S606 - replaces this process with the user's ssh session
+    return errors.EXIT_FAILED  # not reached
+
+
+def lifecycle(verb: str):
+    def handler(args: argparse.Namespace) -> int:
+        from pbs_harness.localcluster import provider
+
+        use_state_dir(args)
+        require_root()
+        check_state_dir()
+        host = provider.host(args.host)
+        getattr(host, verb)()
+        progress(f"{verb} {host.name}: done")
+        return errors.EXIT_OK
+
+    return handler

@@ -1,0 +1,194 @@
+"""`test` (the acceptance suites, on one cluster or one worker per cluster) and `report`."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from pbs_harness import errors
+from pbs_harness.cli.common import progress, use_state_dir
+from pbs_harness.errors import PreconditionError, UsageError
+
+
+def names_tests(arg: str, root: Path) -> bool:
+    """True when a pytest argument is a test path or node id (ptl_tests/x.py::test_y)."""
+    return not arg.startswith("-") and (root / arg.split("::", maxsplit=1)[0]).exists()
+
+
+def results_json(pytest_args: Sequence[str], root: Path) -> Path:
+    """Where this run's recorder writes its results (pytest's --results-json, default reports/results.json)."""
+    for i, arg in enumerate(pytest_args):
+        if arg.startswith("--results-json="):
+            return Path(arg.split("=", 1)[1])
+        if arg == "--results-json" and i + 1 < len(pytest_args):
+            return Path(pytest_args[i + 1])
+    return root / "reports" / "results.json"
+
+
+def fleet_inventories(requested: int | str) -> list[str | None]:
+    """The inventories of the first N clusters of the fleet in the state directory (`auto`: all that are
+    up); None stands for inventory/local. Refuses a fleet another checkout brought up."""
+    from pbs_harness import project
+    from pbs_harness.localcluster import fleet, state
+
+    members = fleet.recorded()
+    if not members:
+        if requested in ("auto", 1):
+            return [None]  # the suites say themselves that no cluster is up
+        raise PreconditionError(
+            f"no local cluster is up in {state.state_dir()}",
+            f"bring them up first: pbs-harness up --clusters {requested}",
+        )
+    count = len(members) if requested == "auto" else int(requested)
+    if count > len(members):
+        raise PreconditionError(
+            f"--clusters {count}: only {len(members)} local clusters are up in the fleet of {state.state_dir()} "
+            f"({', '.join(m.name for m in members)})",
+            f"bring the others up first: pbs-harness up --clusters {count}",
+        )
+    first = state.load(members[0].root)
+    here = project.checkout()
+    if count > 1 and first is not None and first.owner not in (None, here):
+        raise PreconditionError(
+            f"the local clusters in {members[0].root} were brought up by another checkout ({first.owner})",
+            "run the suites from that checkout, or name the inventories explicitly (-i INV1 -i INV2 ...)",
+        )
+    out: list[str | None] = []
+    for member in members[:count]:
+        written = member.written_inventory()
+        out.append(str(written) if (written / "hosts.yml").exists() else None)
+    return out
+
+
+def inventories_of(args: argparse.Namespace) -> list[str | None]:
+    """The clusters to test: every -i, else --clusters N of the fleet, else PBS_HARNESS_INVENTORY or the default."""
+    given = args.inventory or []
+    if given:
+        if args.clusters not in (None, "auto", len(given)):
+            raise UsageError(
+                f"--clusters {args.clusters} with {len(given)} inventories (-i)",
+                "give one -i per cluster, or --clusters alone for the local clusters",
+            )
+        return list(given)
+    if args.clusters is not None:
+        use_state_dir(args)
+        return fleet_inventories(args.clusters)
+    return [os.environ.get("PBS_HARNESS_INVENTORY")]
+
+
+def _check_clusters(inventories: list[str | None]) -> tuple[list[str], str]:
+    """Each cluster can be tested now (precheck), named in a line; their paths and unreachable hints."""
+    from pbs_harness import inventory, precheck, project
+
+    paths, hints = [], []
+    for index, given in enumerate(inventories):
+        path = project.inventory_path(given)
+        inv = inventory.load(path)
+        where = f"cluster {index + 1} of {len(inventories)}: " if len(inventories) > 1 else "cluster under test: "
+        progress(f"{where}{len(inv.hosts)} hosts, server {inv.server.name} (inventory {path})")
+        precheck.check_cluster(inv, progress)
+        paths.append(str(path))
+        hints.append(inventory.unreachable_hint(inv))
+    return paths, "; ".join(dict.fromkeys(h for h in hints if h))
+
+
+def cmd_test(args: argparse.Namespace) -> int:
+    from pbs_harness import project, testrun
+
+    root = project.root()
+    informational = bool(testrun.INFO_OPTIONS & set(args.pytest_args))
+    inventories = inventories_of(args)
+    hint = ""
+    paths = [p for p in inventories if p]
+    if not informational:
+        # Never green by accident: the clusters must be there before any test is asked to skip.
+        paths, hint = _check_clusters(inventories)
+    reports = root / "reports"
+    reports.mkdir(exist_ok=True)
+    # Given test paths or node ids, run only those; otherwise every suite.
+    selected = any(names_tests(a, root) for a in args.pytest_args)
+    argv = [
+        sys.executable, "-m", "pytest", *([] if selected else [str(root / "ptl_tests")]),
+        "--junitxml", str(reports / "junit.xml"),
+        "--html", str(reports / "acceptance.html"), "--self-contained-html",
+    ]  # fmt: skip
+    if len(inventories) > 1:
+        # One xdist worker per cluster; a worker that dies is not replaced (its cluster would be tested twice).
+        argv += ["-n", str(len(inventories)), "--dist", "load", "--max-worker-restart", "0"]
+        for path in paths or inventories:
+            argv += ["--worker-inventory", str(path)]
+    elif paths:
+        argv += ["--inventory", paths[0]]
+    argv += args.pytest_args
+    progress("running acceptance suites: " + " ".join(argv[3:]))
+    started = time.time()
+    rc = _run_pytest(argv, root)
+    results_file = results_json(args.pytest_args, root)
+    results = testrun.read_results(results_file, since=started)
+    if results is not None and not informational:
+        cmd_report(argparse.Namespace(results=str(results_file), out=None))
+        progress(f"reports: {reports / 'junit.xml'}, {reports / 'acceptance.html'}")
+        progress(f"evidence of failed tests (if any): {reports / 'evidence'}")
+    verdict = testrun.judge(rc, results, informational=informational, unreachable_hint=hint)
+    if verdict.code == errors.EXIT_OK:
+        progress(verdict.message)
+    else:
+        print(f"pbs-harness: {verdict.message}" + (f"\n  fix: {verdict.hint}" if verdict.hint else ""), file=sys.stderr)
+    return verdict.code
+
+
+def _run_pytest(argv: list[str], root: Path) -> int:
+    # Own session: a terminal Ctrl-C reaches pytest once, through forward(), not twice. pytest heals
+    # the running test's faults on SIGINT (a parallel run's controller passes it to every worker).
+    child = subprocess.Popen(argv, cwd=root, start_new_session=True)
+
+    def forward(signum: int, _frame: object) -> None:
+        progress(f"signal {signum}: stopping the suites after healing the running test")
+        child.send_signal(signal.SIGINT)
+
+    previous = {signum: signal.signal(signum, forward) for signum in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        return child.wait()
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
+def _output_dir(arg: str) -> Path:
+    """The report folder, created if needed; an error naming it when it cannot hold the reports."""
+    out = Path(arg)
+    hint = "give --out a folder this user can write (default reports/)"
+    if out.exists() and not out.is_dir():
+        raise PreconditionError(f"report folder {out} is not a folder", hint)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise PreconditionError(f"cannot create report folder {out}: {exc.strerror}", hint) from exc
+    if not os.access(out, os.W_OK | os.X_OK):
+        raise PreconditionError(f"report folder {out} is not writable", hint)
+    return out
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from pbs_harness import project
+    from pbs_harness.conformance import catalogue, report, results
+
+    root = project.root()
+    default = root / "reports" / "results.json"
+    out = _output_dir(args.out) if args.out else root / "reports"
+    if args.results:
+        data = results.load(Path(args.results))
+    elif default.exists():
+        data = results.load(default)
+    else:
+        data = {}
+        progress(f"no results at {default}: every interface will read 'not run' or 'not covered'")
+    paths = report.write_all(catalogue.load(), data, root / "ptl_tests", out)
+    progress("conformance report: " + ", ".join(str(p) for p in paths))
+    return errors.EXIT_OK

@@ -1,0 +1,118 @@
+"""Which tests go to which cluster: units that stay together, handed out longest first.
+
+A unit is what one worker runs from start to end, in collection order:
+- the tests sharing an `xdist_group` marker (any module), when a suite splits itself that way;
+- otherwise a whole module: its module-scoped fixtures, and the state its tests leave for the next
+  (a server restart at the end of one, history purged at module end), stay on one cluster.
+
+Units are handed out longest first by the durations of the last run (durations.py), each to the
+first worker that is about to run out of work (list scheduling, longest processing time first).
+A test without a recorded duration counts as the median of the recorded ones.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+DEFAULT_SECONDS = 30.0  # a test's expected duration when no run recorded any
+GROUP_MARK = "xdist_group"
+
+
+def module_of(nodeid: str) -> str:
+    return nodeid.split("::", 1)[0]
+
+
+def group_of(item: pytest.Item) -> str | None:
+    """The item's xdist_group name (xdist's own marker, `pytest.mark.xdist_group("name")`), or None."""
+    mark = item.get_closest_marker(GROUP_MARK)
+    if mark is None:
+        return None
+    return str(mark.args[0] if mark.args else mark.kwargs.get("name", "default"))
+
+
+def unit_of(nodeid: str, group: str | None) -> str:
+    return f"group {group}" if group else module_of(nodeid)
+
+
+def units(items: Iterable[tuple[str, str | None]]) -> dict[str, str]:
+    """nodeid -> unit, for (nodeid, group) pairs."""
+    return {nodeid: unit_of(nodeid, group) for nodeid, group in items}
+
+
+def expected(nodeids: Iterable[str], durations: Mapping[str, float]) -> float:
+    """Expected seconds of these tests: recorded durations, the median of all recorded for the others."""
+    typical = statistics.median(durations.values()) if durations else DEFAULT_SECONDS
+    return sum(durations.get(n, typical) for n in nodeids)
+
+
+def longest_first(work: Mapping[str, Iterable[str]], durations: Mapping[str, float]) -> list[str]:
+    """Unit names, longest expected first (ties: the order given)."""
+    order = list(work)
+    return sorted(order, key=lambda unit: (-expected(work[unit], durations), order.index(unit)))
+
+
+def plan(work: Mapping[str, list[str]], durations: Mapping[str, float], workers: int) -> list[list[str]]:
+    """What each worker would run if every test took its expected time (for the bench and tests):
+    units longest first, each to the worker that is free first."""
+    loads = [0.0] * workers
+    out: list[list[str]] = [[] for _ in range(workers)]
+    for unit in longest_first(work, durations):
+        k = loads.index(min(loads))
+        out[k].append(unit)
+        loads[k] += expected(work[unit], durations)
+    return out
+
+
+# --- the side channel: workers say what they collected, the controller reads it --------------------
+
+
+def write_collection(run_dir: Path, workerid: str, items: list[pytest.Item], suite_of: Any) -> None:
+    data = {i.nodeid: {"unit": unit_of(i.nodeid, group_of(i)), "suite": suite_of(i)} for i in items}
+    tmp = run_dir / f"collection-{workerid}.tmp"
+    tmp.write_text(json.dumps(data))
+    tmp.replace(run_dir / f"collection-{workerid}.json")
+
+
+def read_collection(run_dir: Path, workerid: str) -> dict[str, dict[str, str]]:
+    try:
+        return json.loads((run_dir / f"collection-{workerid}.json").read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+def make_scheduler(config: pytest.Config, log: Any, durations: Mapping[str, float], run_dir: Path) -> Any:
+    """The xdist scheduler of a parallel run (xdist is imported only here: serial runs need none of it)."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class LongestFirstScheduling(LoadScopeScheduling):
+        """xdist's loadscope with our units, the longest unit next, and a unit committed to a worker
+        only when it is about to start its current unit's last test (not two tests before)."""
+
+        unit_by_id: dict[str, str] | None = None
+
+        def _split_scope(self, nodeid: str) -> str:
+            if self.unit_by_id is None and self.registered_collections:
+                first = next(iter(self.registered_collections))
+                found = read_collection(run_dir, first.gateway.id)
+                self.unit_by_id = {n: entry["unit"] for n, entry in found.items()}
+            return (self.unit_by_id or {}).get(nodeid) or module_of(nodeid)
+
+        def _assign_work_unit(self, node: Any) -> None:
+            work = {unit: list(tests) for unit, tests in self.workqueue.items()}
+            self.workqueue.move_to_end(longest_first(work, durations)[0], last=False)
+            super()._assign_work_unit(node)
+
+        def _reschedule(self, node: Any) -> None:
+            if node.shutting_down:
+                return
+            if self.workqueue and self._pending_of(self.assigned_work[node]) > 1:
+                return
+            super()._reschedule(node)
+
+    return LongestFirstScheduling(config, log)
