@@ -10,12 +10,15 @@ block is taken as a cluster's own only when every name in it is one of that clus
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 HOSTS_FILE = Path("/etc/hosts")
+HOSTS_LOCK = Path("/run/lock/pbs-harness/etc-hosts.lock")  # beside the session locks, not in /etc
 LEGACY_BEGIN = "# BEGIN pbs-harness local cluster"
 LEGACY_END = "# END pbs-harness local cluster"
 _BEGIN_RE = re.compile(r"^# BEGIN pbs-harness cluster (?P<id>.+?) \(managed")
@@ -109,6 +112,17 @@ def with_block(text: str, cluster: str, entries: Iterable[tuple[str, str]]) -> s
     return base + "\n".join(lines) + "\n"
 
 
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """Serialise read-modify-write of the file between clusters brought up or down at once (two
+    `up`s of a fleet would otherwise each write back a text without the other's block)."""
+    lock = HOSTS_LOCK if path == HOSTS_FILE else path.with_name(f".{path.name}.lock")
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    with lock.open("a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        yield
+
+
 def _rewrite(path: Path, new: str) -> bool:
     old = path.read_text() if path.exists() else ""
     if old == new:
@@ -125,11 +139,13 @@ def read_blocks(path: Path = HOSTS_FILE) -> list[Block]:
 
 
 def install(cluster: str, entries: Iterable[tuple[str, str]], path: Path = HOSTS_FILE) -> bool:
-    old = path.read_text() if path.exists() else ""
-    return _rewrite(path, with_block(old, cluster, entries))
+    with _locked(path):
+        old = path.read_text() if path.exists() else ""
+        return _rewrite(path, with_block(old, cluster, entries))
 
 
 def remove(cluster: str, names: Iterable[str] = (), path: Path = HOSTS_FILE) -> bool:
     if not path.exists():
         return False
-    return _rewrite(path, strip_block(path.read_text(), cluster, names))
+    with _locked(path):
+        return _rewrite(path, strip_block(path.read_text(), cluster, names))

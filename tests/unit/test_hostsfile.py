@@ -73,3 +73,16 @@ def test_file_without_trailing_newline(tmp_path: Path) -> None:
     assert path.read_text().splitlines()[0] == "127.0.0.1 localhost"
     hostsfile.remove(A, path=path)
     assert path.read_text() == "127.0.0.1 localhost\n"
+
+
+def test_concurrent_installs_keep_every_clusters_block(tmp_path) -> None:
+    """Clusters of a fleet brought up at once: each read-modify-write holds the lock, so no block is
+    lost (a temporary file stands in for /etc/hosts; real threads)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    path = tmp_path / "hosts"
+    path.write_text("127.0.0.1\tlocalhost\n")
+    clusters = [(f"/state/c{i}", [(f"10.9.{i}.11", f"c{i}n01")]) for i in range(12)]
+    with ThreadPoolExecutor(max_workers=12) as pool:
+        list(pool.map(lambda c: hostsfile.install(c[0], c[1], path), clusters))
+    assert {b.cluster for b in hostsfile.read_blocks(path)} == {c for c, _ in clusters}
