@@ -24,7 +24,8 @@ class Roles:
     """The hosts and users of this suite by the part they play, resolved from the cluster topology
     when the suite runs (never at import: test ids are the same on every cluster).
 
-    primary  the server host: the first chunk of every job, so its mom is the primary execution host
+    primary  the server host (a plain 2-cpu host where the server runs no mom): the first chunk of
+             every job, so its mom is the primary execution host
     plain    a single-vnode 2-cpu host: the standard job's last chunk
     multi    the multi-vnode host: the standard job's super-chunk over three of its vnodes
     owner    the job owner; other: an unprivileged account that does not own the job
@@ -41,7 +42,6 @@ class Roles:
 
     @classmethod
     def of(cls, topology: Topology) -> Roles:
-        # the server host runs a mom in inventory/local; on a cluster where it does not, a plain host leads
         moms = {m.name for m in topology.moms}
         server = topology.server.name
         primary = server if server in moms else topology.plain_hosts(1, ncpus=2)[0]
