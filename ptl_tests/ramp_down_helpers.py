@@ -1,16 +1,98 @@
-"""Helpers of the node ramp-down suite (test_ramp_down.py): hook bodies, a stageout that lasts
-until the test lets it finish, the custom resources the keep_select (-k) tests request, a record of
-what pbsdsh tasks see (mpiprocs/ompthreads), and the server's rules for what -k keeps.
+"""Helpers of the node ramp-down suite (test_ramp_down.py): the hosts and users it uses by role and
+the select strings built from them, hook bodies, a stageout that lasts until the test lets it finish,
+the custom resources the keep_select (-k) tests request, a record of what pbsdsh tasks see
+(mpiprocs/ompthreads), and the server's rules for what -k keeps.
 """
 
 from __future__ import annotations
 
 import shlex
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+import pytest
 
 from pbs_harness.pbs.parsers import SelectChunk, VnodeSlice, size_kb
+from pbs_harness.topology import Topology
 from pbs_harness.transport import RemoteHost
+
+SUPERCHUNK_VNODES = 3  # the standard job's middle chunk: 3 cpus over three 1-cpu vnodes of one host
+
+
+@dataclass(frozen=True)
+class Roles:
+    """The hosts and users of this suite by the part they play, resolved from the cluster topology
+    when the suite runs (never at import: test ids are the same on every cluster).
+
+    primary  the server host (a plain 2-cpu host where the server runs no mom): the first chunk of
+             every job, so its mom is the primary execution host
+    plain    a single-vnode 2-cpu host: the standard job's last chunk
+    multi    the multi-vnode host: the standard job's super-chunk over three of its vnodes
+    owner    the job owner; other: an unprivileged account that does not own the job
+    Further plain hosts, the localssd host and the PBS operator/manager are asked for by the tests
+    that need them (`plain_hosts`, `ssd_host`, `user`), so only those skip on a cluster without them.
+    """
+
+    primary: str
+    plain: str
+    multi: str
+    owner: str
+    other: str
+    topology: Topology = field(repr=False, compare=False)
+
+    @classmethod
+    def of(cls, topology: Topology) -> Roles:
+        moms = {m.name for m in topology.moms}
+        server = topology.server.name
+        primary = server if server in moms else topology.plain_hosts(1, ncpus=2)[0]
+        plain = topology.plain_hosts(1, ncpus=2, exclude=(primary,))[0]
+        multi = topology.multi_vnode_host(min_vnodes=SUPERCHUNK_VNODES).name
+        return cls(primary, plain, multi, topology.users.owner, topology.users.other, topology)
+
+    def plain_hosts(self, n: int) -> list[str]:
+        """`n` single-vnode 2-cpu hosts besides the primary, `plain` first (the test skips without them)."""
+        return self.topology.plain_hosts(n, ncpus=2, exclude=(self.primary,))
+
+    def ssd_host(self) -> str:
+        """A host offering the consumable host-level resource localssd=1, not the primary nor `plain`."""
+        found = [h for h in self.topology.hosts_with("localssd") if h not in (self.primary, self.plain)]
+        if not found:
+            pytest.skip(
+                "needs a host offering localssd besides the primary and the plain host: set "
+                "openpbs_server_node_attributes: {HOST: {resources_available.localssd: 1}} on another host"
+            )
+        return found[0]
+
+    def user(self, part: str) -> str:
+        """The account playing `part`: owner, other, operator or manager (the test skips without it)."""
+        name = {
+            "owner": self.owner,
+            "other": self.other,
+            "operator": self.topology.users.operator,
+            "manager": self.topology.users.manager,
+        }[part]
+        if name is None:
+            attr = {"operator": "operators", "manager": "managers"}[part]
+            pytest.skip(f"needs a PBS {part}: name one of openpbs_common_users in openpbs_server_attributes.{attr}")
+        return name
+
+
+def standard_select(roles: Roles) -> str:
+    """The standard job: one chunk per host, so the middle chunk is a super-chunk over three vnodes
+    of the multi-vnode host (1 cpu / 1gb each)."""
+    return f"ncpus=1:host={roles.primary}+ncpus=3:mem=2gb:host={roles.multi}+ncpus=2:mem=2gb:host={roles.plain}"
+
+
+def extra_select(roles: Roles) -> str:
+    """The standard job with mpiprocs/ompthreads in every chunk (PTL's test_release_nodes*_extra). The
+    values differ per chunk so that a task, a $PBS_NODEFILE line or a select chunk cannot be matched
+    with the wrong chunk; the primary's chunk takes both of the primary's cpus to repeat its host too."""
+    return (
+        f"ncpus=2:mpiprocs=2:ompthreads=1:host={roles.primary}"
+        f"+ncpus=3:mem=2gb:mpiprocs=3:ompthreads=2:host={roles.multi}"
+        f"+ncpus=2:mem=2gb:mpiprocs=1:ompthreads=3:host={roles.plain}"
+    )
+
 
 RELNODES_ATTR = "release_nodes_on_stageout"
 STAGEOUT_SUBSTATE = 51  # JOB_SUBSTATE_STAGEOUT (src/include/job.h)

@@ -1,10 +1,11 @@
 """Node ramp-down: pbs_release_nodes on real OpenPBS (spec: node-ramp-down.txt).
 
-Layout used (inventory/local): pbsh01 is the primary (server host), pbsh02 a plain 2-cpu host,
-pbsh06 a multi-vnode host (natural vnode + pbsh06[0..3], 1 cpu / 1gb each). The standard job
-pins one chunk to each, so the middle chunk is a super-chunk over three pbsh06 vnodes:
+Hosts by role, from the cluster topology (`Roles` in ramp_down_helpers.py): the primary (the server
+host), a plain 2-cpu host, and the multi-vnode host (on inventory/local: natural vnode + 4 vnodes,
+1 cpu / 1gb each). The standard job pins one chunk to each, so the middle chunk is a super-chunk
+over three vnodes of the multi-vnode host:
 
-    select = ncpus=1:host=pbsh01 + ncpus=3:mem=2gb:host=pbsh06 + ncpus=2:mem=2gb:host=pbsh02
+    select = ncpus=1:host=<primary> + ncpus=3:mem=2gb:host=<multi-vnode host> + ncpus=2:mem=2gb:host=<plain host>
 
 Expected values after a release are computed from the job's own exec_vnode before the release
 (the spec's rule: the released vnodes' slices leave exec_vnode, an emptied chunk leaves the job),
@@ -32,22 +33,30 @@ from ptl_tests.ramp_down_helpers import (
     PRERUN_SUBSTATE,
     RELNODES_ATTR,
     STAGEOUT_SUBSTATE,
+    SUPERCHUNK_VNODES,
     BlockedStageout,
     CustomResource,
+    Roles,
     TaskEnvReport,
+    extra_select,
     hook_log_event_on_this_host,
     hook_set_release_nodes_on_stageout,
     node_count_order,
     resource_terms,
     satisfy_chunk_need,
+    standard_select,
 )
 
 pytestmark = [pytest.mark.acceptance, pytest.mark.ramp_down, pytest.mark.needs_moms(3)]
 
-MS, PLAIN, MULTI = "pbsh01", "pbsh02", "pbsh06"
-SELECT = f"ncpus=1:host={MS}+ncpus=3:mem=2gb:host={MULTI}+ncpus=2:mem=2gb:host={PLAIN}"
-OWNER, OTHER = "pbsuser1", "pbsuser2"
 SLEEP = 3017  # the job's tasks run `sleep 3017`: easy to find with ps on each host
+PLAIN_HOST = "<plain host>"  # in parameters: replaced by the plain host's name inside the test
+
+
+@pytest.fixture(scope="module")
+def roles(topology) -> Roles:
+    """The suite's hosts and users by role (primary, plain, multi-vnode host, owner, other)."""
+    return Roles.of(topology)
 
 
 @dataclass(frozen=True)
@@ -107,28 +116,28 @@ def assert_job_matches(job: dict, expected: Assignment) -> None:
     assert chunk_totals(rl["select"]) == expected.per_chunk()
 
 
-def task_pids(cluster, host: str) -> list[str]:
-    res = cluster.hosts[host].run(["pgrep", "-u", OWNER, "-f", f"^/bin/sleep {SLEEP}$"])
+def task_pids(cluster, owner: str, host: str) -> list[str]:
+    res = cluster.hosts[host].run(["pgrep", "-u", owner, "-f", f"^/bin/sleep {SLEEP}$"])
     return res.stdout.split()
 
 
-def start_job(pbs, cluster, *, select: str = SELECT, attributes=None, args=(), script=None):
+def start_job(pbs, cluster, roles: Roles, *, select: str | None = None, attributes=None, args=(), script=None):
     """Submit a job (by default the standard one), wait until it runs with a sleep task on each of
     its hosts; returns (job id, its qstat before any release, a time just before submission)."""
     since = datetime.now() - timedelta(seconds=1)
     job_id = pbs.jobs.submit(
         script or jobscripts.sleep_on_every_chunk(str(cluster.prefix), SLEEP),
-        user=OWNER,
-        select=select,
+        user=roles.owner,
+        select=select or standard_select(roles),
         place="scatter",
         attributes=attributes,
-        cwd=f"/home/{OWNER}",
+        cwd=f"/home/{roles.owner}",
         args=["-j", "oe", "-o", "/dev/null", *args],
     )
     job = pbs.jobs.wait(job_id, job_state="R", substate=42, timeout=60)
     hosts = Assignment.of(job["exec_vnode"]).hosts()
     wait_until(
-        lambda: {h: task_pids(cluster, h) for h in hosts},
+        lambda: {h: task_pids(cluster, roles.owner, h) for h in hosts},
         lambda pids: all(pids.values()),
         timeout=30,
         describe="the job's sleep task on every host",
@@ -137,19 +146,9 @@ def start_job(pbs, cluster, *, select: str = SELECT, attributes=None, args=(), s
 
 
 @pytest.fixture
-def running_job(pbs, cluster):
+def running_job(pbs, cluster, roles):
     """The standard job, running, with a sleep task on each of its three hosts."""
-    return start_job(pbs, cluster)
-
-
-# The standard job with mpiprocs/ompthreads in every chunk (PTL's test_release_nodes*_extra). The
-# values differ per chunk so that a task, a $PBS_NODEFILE line or a select chunk cannot be matched
-# with the wrong chunk; the primary's chunk takes both of pbsh01's cpus to repeat its host too.
-EXTRA_SELECT = (
-    f"ncpus=2:mpiprocs=2:ompthreads=1:host={MS}"
-    f"+ncpus=3:mem=2gb:mpiprocs=3:ompthreads=2:host={MULTI}"
-    f"+ncpus=2:mem=2gb:mpiprocs=1:ompthreads=3:host={PLAIN}"
-)
+    return start_job(pbs, cluster, roles)
 
 
 def mpi_request(select: str) -> dict[str, tuple[int, int]]:
@@ -160,17 +159,18 @@ def mpi_request(select: str) -> dict[str, tuple[int, int]]:
     }
 
 
-def nodefile(cluster, job_id: str) -> list[str]:
+def nodefile(cluster, primary: str, job_id: str) -> list[str]:
     """The job's $PBS_NODEFILE as the primary mom wrote it (PBS_HOME/aux/<job id>)."""
-    return cluster.hosts[MS].run(["cat", f"{cluster.pbs_home}/aux/{job_id}"]).stdout.split()
+    return cluster.hosts[primary].run(["cat", f"{cluster.pbs_home}/aux/{job_id}"]).stdout.split()
 
 
 @dataclass
 class MpiJob:
-    """The EXTRA_SELECT job and how its mpiprocs/ompthreads must look at any moment."""
+    """The extra_select job and how its mpiprocs/ompthreads must look at any moment."""
 
     pbs: object
     cluster: object
+    roles: Roles
     report: TaskEnvReport
 
     def check(self, job_id: str, phase: str) -> None:
@@ -183,7 +183,7 @@ class MpiJob:
         job = self.pbs.jobs.status(job_id)
         chunks = Assignment.of(job["exec_vnode"]).chunks
         hosts = [c[0].host for c in chunks]
-        want = [mpi_request(EXTRA_SELECT)[h] for h in hosts]
+        want = [mpi_request(extra_select(self.roles))[h] for h in hosts]
         for name, value in (("schedselect", job["schedselect"]), ("select", job["Resource_List"]["select"])):
             got = [(int(c.resources["mpiprocs"]), int(c.resources["ompthreads"])) for c in parse_select(value)]
             assert got == want, f"{name} {value}"
@@ -192,7 +192,7 @@ class MpiJob:
         assert not [s for c in chunks for s in c if {"mpiprocs", "ompthreads"} & set(s.resources)], job["exec_vnode"]
         lines = [h for h, (m, _) in zip(hosts, want, strict=True) for _ in range(m)]
         wait_until(
-            lambda: nodefile(self.cluster, job_id),
+            lambda: nodefile(self.cluster, self.roles.primary, job_id),
             lambda got: got == lines,
             timeout=30,
             describe=f"$PBS_NODEFILE = {lines}",
@@ -210,20 +210,20 @@ class MpiJob:
 
 
 @pytest.fixture
-def task_env_report(cluster):
-    report = TaskEnvReport.create(cluster.hosts[MS], OWNER)
+def task_env_report(cluster, roles):
+    report = TaskEnvReport.create(cluster.hosts[roles.primary], roles.owner)
     yield report
     report.cleanup()
 
 
-def start_standard_job(pbs, cluster, request, extra: bool):
-    """The standard job, or with `extra` the EXTRA_SELECT one (its mpiprocs/ompthreads layout checked
+def start_standard_job(pbs, cluster, roles, request, extra: bool):
+    """The standard job, or with `extra` the extra_select one (its mpiprocs/ompthreads layout checked
     before any release); returns (job id, qstat, since, MpiJob or None)."""
     if not extra:
-        return (*start_job(pbs, cluster), None)
-    mpi = MpiJob(pbs, cluster, request.getfixturevalue("task_env_report"))
+        return (*start_job(pbs, cluster, roles), None)
+    mpi = MpiJob(pbs, cluster, roles, request.getfixturevalue("task_env_report"))
     script = mpi.report.script(str(cluster.prefix), SLEEP)
-    job_id, before, since = start_job(pbs, cluster, select=EXTRA_SELECT, script=script)
+    job_id, before, since = start_job(pbs, cluster, roles, select=extra_select(roles), script=script)
     mpi.check(job_id, "before")
     return job_id, before, since, mpi
 
@@ -238,24 +238,29 @@ def accounting(pbs) -> AccountingReader:
 
 
 @pytest.mark.spec("RD-1", "RD-3", "RD-4", "RD-6")
-def test_release_whole_sister_host(pbs, cluster, running_job) -> None:
+def test_release_whole_sister_host(pbs, cluster, roles, running_job) -> None:
     job_id, before, since = running_job
-    expected = Assignment.of(before["exec_vnode"]).without({PLAIN})
+    expected = Assignment.of(before["exec_vnode"]).without({roles.plain})
 
-    res = pbs.jobs.release_nodes(job_id, [PLAIN], user=OWNER)
+    res = pbs.jobs.release_nodes(job_id, [roles.plain], user=roles.owner)
     assert res.ok, res.stderr
 
     job = pbs.jobs.status(job_id)
     assert job["job_state"] == "R"
     assert_job_matches(job, expected)
     # The host is cleaned: its task is gone, the mom logged the delete, the node is free again.
-    pbs.nodes.wait_state([PLAIN], "free", timeout=30)
-    wait_until(lambda: task_pids(cluster, PLAIN), lambda p: not p, timeout=30, describe=f"no job task on {PLAIN}")
-    assert task_pids(cluster, MULTI)
-    assert task_pids(cluster, MS)
+    pbs.nodes.wait_state([roles.plain], "free", timeout=30)
+    wait_until(
+        lambda: task_pids(cluster, roles.owner, roles.plain),
+        lambda p: not p,
+        timeout=30,
+        describe=f"no job task on {roles.plain}",
+    )
+    assert task_pids(cluster, roles.owner, roles.multi)
+    assert task_pids(cluster, roles.owner, roles.primary)
     home = str(cluster.pbs_home)
-    released_vnode_logs(cluster, job_id, Assignment.of(before["exec_vnode"]).only({PLAIN}), since)
-    LogReader(cluster.hosts[MULTI], home, "mom").absent(f"Job;{job_id};DELETE_JOB2 received", since)
+    released_vnode_logs(cluster, roles, job_id, Assignment.of(before["exec_vnode"]).only({roles.plain}), since)
+    LogReader(cluster.hosts[roles.multi], home, "mom").absent(f"Job;{job_id};DELETE_JOB2 received", since)
     # 'u' closes the phase with the old assignment and its usage; 'c' opens the next one.
     u, c = accounting(pbs).wait_for(job_id, "uc", 2, since, timeout=30)
     assert (u.type, c.type) == ("u", "c")
@@ -264,20 +269,22 @@ def test_release_whole_sister_host(pbs, cluster, running_job) -> None:
     assert Assignment.of(c.fields["exec_vnode"]) == expected
     assert not c.resources_used
     # The released host runs another job.
-    other = pbs.jobs.submit(user=OTHER, select=f"ncpus=2:host={PLAIN}", command=["/bin/sleep", "30"])
+    other = pbs.jobs.submit(user=roles.other, select=f"ncpus=2:host={roles.plain}", command=["/bin/sleep", "30"])
     pbs.jobs.wait(other, job_state="R", timeout=60)
 
 
 @pytest.mark.spec("RD-1", "RD-3", "RD-4", "RD-6")
 @pytest.mark.parametrize(("position", "extra"), with_extra("left", "middle", "right"))
-def test_release_part_of_a_superchunk_keeps_the_host(pbs, cluster, request, position: str, extra: bool) -> None:
-    job_id, before, since, mpi = start_standard_job(pbs, cluster, request, extra)
+def test_release_part_of_a_superchunk_keeps_the_host(
+    pbs, cluster, roles, request, *, position: str, extra: bool
+) -> None:
+    job_id, before, since, mpi = start_standard_job(pbs, cluster, roles, request, extra)
     assigned = Assignment.of(before["exec_vnode"])
-    superchunk = next(chunk for chunk in assigned.chunks if chunk[0].host == MULTI)
-    assert len(superchunk) == 3, f"expected a 3-vnode super-chunk on {MULTI}: {before['exec_vnode']}"
+    superchunk = next(chunk for chunk in assigned.chunks if chunk[0].host == roles.multi)
+    assert len(superchunk) == 3, f"expected a 3-vnode super-chunk on {roles.multi}: {before['exec_vnode']}"
     vnode = superchunk[{"left": 0, "middle": 1, "right": 2}[position]].vnode
 
-    res = pbs.jobs.release_nodes(job_id, [vnode], user=OWNER)
+    res = pbs.jobs.release_nodes(job_id, [vnode], user=roles.owner)
     assert res.ok, res.stderr
 
     job = pbs.jobs.status(job_id)
@@ -285,11 +292,11 @@ def test_release_part_of_a_superchunk_keeps_the_host(pbs, cluster, request, posi
     # A partially released host keeps the job: its vnodes stay busy, its task runs, no DELETE_JOB2.
     # PTL observes the released vnode staying job-busy until the host's last vnode goes.
     assert pbs.nodes.status(vnode)["state"] == "job-busy"
-    assert task_pids(cluster, MULTI)
+    assert task_pids(cluster, roles.owner, roles.multi)
     home = str(cluster.pbs_home)
-    LogReader(cluster.hosts[MULTI], home, "mom").absent(f"Job;{job_id};DELETE_JOB2", since)
+    LogReader(cluster.hosts[roles.multi], home, "mom").absent(f"Job;{job_id};DELETE_JOB2", since)
     # no final usage from the host and no deallocation yet: the job still holds the vnode
-    LogReader(cluster.hosts[MS], home, "mom").absent(rf"Job;{re.escape(job_id)};{MULTI} cput=", since)
+    LogReader(cluster.hosts[roles.primary], home, "mom").absent(rf"Job;{re.escape(job_id)};{roles.multi} cput=", since)
     LogReader(cluster.server, home, "server").absent(f"clearing job {re.escape(job_id)} from node", since)
     u, c = accounting(pbs).wait_for(job_id, "uc", 2, since, timeout=30)
     assert u.fields["exec_vnode"] == before["exec_vnode"]
@@ -299,47 +306,52 @@ def test_release_part_of_a_superchunk_keeps_the_host(pbs, cluster, request, posi
 
 
 @pytest.mark.spec("RD-1", "RD-6")
-def test_successive_releases_free_the_host_with_its_last_vnode(pbs, cluster, running_job) -> None:
+def test_successive_releases_free_the_host_with_its_last_vnode(pbs, cluster, roles, running_job) -> None:
     job_id, before, since = running_job
     assigned = Assignment.of(before["exec_vnode"])
-    multi_vnodes = sorted(v for v in assigned.vnodes() if v.startswith(MULTI))
+    multi_vnodes = sorted(s.vnode for c in assigned.chunks for s in c if s.host == roles.multi)
     first, rest = multi_vnodes[:1], multi_vnodes[1:]
     home = str(cluster.pbs_home)
-    mom_log = LogReader(cluster.hosts[MULTI], home, "mom")
+    mom_log = LogReader(cluster.hosts[roles.multi], home, "mom")
 
-    assert pbs.jobs.release_nodes(job_id, first, user=OWNER).ok
+    assert pbs.jobs.release_nodes(job_id, first, user=roles.owner).ok
     mom_log.absent(f"Job;{job_id};DELETE_JOB2", since)
-    assert task_pids(cluster, MULTI)
+    assert task_pids(cluster, roles.owner, roles.multi)
 
-    assert pbs.jobs.release_nodes(job_id, rest, user=OWNER).ok
+    assert pbs.jobs.release_nodes(job_id, rest, user=roles.owner).ok
     assert_job_matches(pbs.jobs.status(job_id), assigned.without(set(multi_vnodes)))
-    released_vnode_logs(cluster, job_id, assigned.only(set(multi_vnodes)), since)
+    released_vnode_logs(cluster, roles, job_id, assigned.only(set(multi_vnodes)), since)
     pbs.nodes.wait_state(multi_vnodes, "free", timeout=30)
-    wait_until(lambda: task_pids(cluster, MULTI), lambda p: not p, timeout=30, describe=f"no job task on {MULTI}")
+    wait_until(
+        lambda: task_pids(cluster, roles.owner, roles.multi),
+        lambda p: not p,
+        timeout=30,
+        describe=f"no job task on {roles.multi}",
+    )
     records = accounting(pbs).wait_for(job_id, "uc", 4, since, timeout=30)
     assert [r.type for r in records] == ["u", "c", "u", "c"]
 
 
 @pytest.mark.spec("RD-1", "RD-3", "RD-4")
-@pytest.mark.parametrize("who", [OWNER, "root", "pbsmgr", "pbsoper"])
-def test_release_all_sisters(pbs, cluster, running_job, who: str) -> None:
+@pytest.mark.parametrize("who", ["owner", "root", "manager", "operator"])
+def test_release_all_sisters(pbs, cluster, roles, running_job, who: str) -> None:
     job_id, before, since = running_job
-    user = None if who == "root" else who
+    user = None if who == "root" else roles.user(who)
     res = pbs.jobs.release_nodes(job_id, all_sisters=True, user=user)
     assert res.ok, res.stderr
-    expected = Assignment(tuple(c for c in Assignment.of(before["exec_vnode"]).chunks if c[0].host == MS))
+    expected = Assignment(tuple(c for c in Assignment.of(before["exec_vnode"]).chunks if c[0].host == roles.primary))
     assert_job_matches(pbs.jobs.status(job_id), expected)
-    pbs.nodes.wait_state([PLAIN, MULTI], "free", timeout=30)
+    pbs.nodes.wait_state([roles.plain, roles.multi], "free", timeout=30)
     accounting(pbs).wait_for(job_id, "uc", 2, since, timeout=30)
 
 
 @pytest.mark.spec("RD-1", "RD-5")
-def test_end_records_after_a_release(pbs, running_job) -> None:
+def test_end_records_after_a_release(pbs, roles, running_job) -> None:
     """'e' closes the last phase with the pruned assignment; 'E' keeps the original request."""
     job_id, before, since = running_job
-    assert pbs.jobs.release_nodes(job_id, [PLAIN], user=OWNER).ok
+    assert pbs.jobs.release_nodes(job_id, [roles.plain], user=roles.owner).ok
     after = pbs.jobs.status(job_id)
-    assert pbs.jobs.delete(job_id, user=OWNER).ok
+    assert pbs.jobs.delete(job_id, user=roles.owner).ok
     pbs.jobs.wait(job_id, job_state="F", timeout=60)
     records = accounting(pbs).wait_for(job_id, "ucE", 3, since, timeout=30)
     e_records = accounting(pbs).of(job_id, "e", since)
@@ -364,11 +376,13 @@ def unchanged(pbs, job_id: str, before: dict) -> None:
 
 
 @pytest.mark.spec("RD-1")
-def test_error_primary_execution_host(pbs, running_job, conformance) -> None:
+def test_error_primary_execution_host(pbs, roles, running_job, conformance) -> None:
     job_id, before, since = running_job
-    res = pbs.jobs.release_nodes(job_id, [MS], user=OWNER)
+    res = pbs.jobs.release_nodes(job_id, [roles.primary], user=roles.owner)
     assert not res.ok
-    assert res.stderr.strip() == f"pbs_release_nodes: Can't free '{MS}' since it's on a primary execution host"
+    assert (
+        res.stderr.strip() == f"pbs_release_nodes: Can't free '{roles.primary}' since it's on a primary execution host"
+    )
     conformance.difference(
         "RD-1",
         spec_says="pbs_release_nodes: Can't free '<vnode>' since it's on an MS host",
@@ -387,13 +401,19 @@ def test_error_primary_execution_host(pbs, running_job, conformance) -> None:
     reason="OpenPBS 23.06.06 answers a vnode that is not part of the job with a bare "
     "'pbs_release_nodes: Server returned error 15010 for job' (PBSE_SYSTEM) instead of naming the vnode",
 )
-def test_error_vnode_not_part_of_the_job(pbs, running_job, conformance, where: str) -> None:
+def test_error_vnode_not_part_of_the_job(pbs, roles, running_job, conformance, where: str) -> None:
     job_id, before, since = running_job
     if where == "host outside the job":
-        vnode = "pbsh03"
+        vnode = roles.plain_hosts(2)[1]  # a plain host the standard job does not use
     else:
-        vnode = sorted(v for v in pbs.nodes.all() if v.startswith(f"{MULTI}[") and v not in before["exec_vnode"])[-1]
-    res = pbs.jobs.release_nodes(job_id, [vnode], user=OWNER)
+        spare = sorted(v for v in pbs.nodes.all() if v.startswith(f"{roles.multi}[") and v not in before["exec_vnode"])
+        if not spare:
+            pytest.skip(
+                f"needs a vnode of the multi-vnode host that the job does not use (more than {SUPERCHUNK_VNODES}): "
+                "add one to its openpbs_mom_vnode_layouts entry"
+            )
+        vnode = spare[-1]
+    res = pbs.jobs.release_nodes(job_id, [vnode], user=roles.owner)
     assert not res.ok
     unchanged(pbs, job_id, before)
     assert accounting(pbs).of(job_id, "uc", since) == []
@@ -407,9 +427,9 @@ def test_error_vnode_not_part_of_the_job(pbs, running_job, conformance, where: s
 
 
 @pytest.mark.spec("RD-1")
-def test_error_not_the_owner(pbs, running_job) -> None:
+def test_error_not_the_owner(pbs, roles, running_job) -> None:
     job_id, before, since = running_job
-    res = pbs.jobs.release_nodes(job_id, [PLAIN], user=OTHER)
+    res = pbs.jobs.release_nodes(job_id, [roles.plain], user=roles.other)
     assert not res.ok
     assert res.stderr.strip() == "pbs_release_nodes: Unauthorized Request"
     unchanged(pbs, job_id, before)
@@ -420,14 +440,15 @@ def test_error_not_the_owner(pbs, running_job) -> None:
 @pytest.mark.parametrize(
     ("args", "stderr_start"),
     [
-        (["-a", PLAIN], "usage: pbs_release_nodes"),
+        (["-a", PLAIN_HOST], "usage: pbs_release_nodes"),
         (["-a", "-k", "1"], "pbs_release_nodes: -a and -k options cannot be used together"),
-        (["-k", "1", PLAIN], "pbs_release_nodes: cannot supply node list with -k option"),
+        (["-k", "1", PLAIN_HOST], "pbs_release_nodes: cannot supply node list with -k option"),
     ],
 )
-def test_usage_errors_change_nothing(pbs, cluster, running_job, args: list[str], stderr_start: str) -> None:
+def test_usage_errors_change_nothing(pbs, cluster, roles, running_job, *, args: list[str], stderr_start: str) -> None:
     job_id, before, since = running_job
-    res = pbs.jobs.run("pbs_release_nodes", "-j", job_id, *args, user=OWNER)
+    args = [roles.plain if a == PLAIN_HOST else a for a in args]
+    res = pbs.jobs.run("pbs_release_nodes", "-j", job_id, *args, user=roles.owner)
     assert not res.ok
     assert res.stderr.startswith(stderr_start), res.stderr
     unchanged(pbs, job_id, before)
@@ -435,23 +456,25 @@ def test_usage_errors_change_nothing(pbs, cluster, running_job, args: list[str],
 
 
 @pytest.mark.spec("RD-1")
-def test_error_unknown_job(pbs) -> None:
-    res = pbs.jobs.release_nodes("999999", [PLAIN], user=OWNER)
+def test_error_unknown_job(pbs, roles) -> None:
+    res = pbs.jobs.release_nodes("999999", [roles.plain], user=roles.owner)
     assert not res.ok
     assert res.stderr.strip().startswith("pbs_release_nodes: Unknown Job Id 999999")
 
 
 @pytest.mark.spec("RD-1")
-def test_nodefile_shrinks_and_jobid_comes_from_the_environment_in_an_interactive_job(pbs, cluster) -> None:
+def test_nodefile_shrinks_and_jobid_comes_from_the_environment_in_an_interactive_job(pbs, cluster, roles) -> None:
     """Inside the job, `pbs_release_nodes HOST` (no -j) uses $PBS_JOBID, and $PBS_NODEFILE loses HOST."""
-    args = ["-l", f"select={SELECT}", "-l", "place=scatter"]
-    with InteractiveJob(cluster, OWNER, args) as session:
-        assert sorted(set(session.run('cat "$PBS_NODEFILE"').split())) == sorted([MS, MULTI, PLAIN])
+    args = ["-l", f"select={standard_select(roles)}", "-l", "place=scatter"]
+    with InteractiveJob(cluster, roles.owner, args) as session:
+        assert sorted(set(session.run('cat "$PBS_NODEFILE"').split())) == sorted(
+            [roles.primary, roles.multi, roles.plain]
+        )
         pbs.jobs.wait(session.job_id, job_state="R", substate=42, timeout=30)
-        out = session.run(f"{cluster.bin('pbs_release_nodes')} {PLAIN}; echo rc=$?")
+        out = session.run(f"{cluster.bin('pbs_release_nodes')} {roles.plain}; echo rc=$?")
         assert out.splitlines()[-1] == "rc=0", out
-        assert sorted(set(session.run('cat "$PBS_NODEFILE"').split())) == sorted([MS, MULTI])
-        assert PLAIN not in [e.host for e in parse_exec_host(pbs.jobs.status(session.job_id)["exec_host"])]
+        assert sorted(set(session.run('cat "$PBS_NODEFILE"').split())) == sorted([roles.primary, roles.multi])
+        assert roles.plain not in [e.host for e in parse_exec_host(pbs.jobs.status(session.job_id)["exec_host"])]
 
 
 # --- release_nodes_on_stageout (RD-2) ------------------------------------------------------------
@@ -490,20 +513,20 @@ STAGEOUT_WAYS = {
 
 
 @pytest.fixture
-def blocked_stageout(cluster):
-    stageout = BlockedStageout.create(cluster.hosts[MS], OWNER)
+def blocked_stageout(cluster, roles):
+    stageout = BlockedStageout.create(cluster.hosts[roles.primary], roles.owner)
     yield stageout
     stageout.cleanup()
 
 
-def released_vnode_logs(cluster, job_id: str, released: Assignment, since: datetime) -> None:
+def released_vnode_logs(cluster, roles: Roles, job_id: str, released: Assignment, since: datetime) -> None:
     """The logs of a sister host leaving the job: server DEBUG2 "clearing job J from node V" per vnode
     and "deallocating N cpu(s) from job J" (object: the mom host), the sister's DELETE_JOB2, and
     the primary mom's "<host> cput=... mem=...kb" with the sister's final usage."""
     __tracebackhide__ = True
     home = str(cluster.pbs_home)
     server_log = LogReader(cluster.server, home, "server")
-    ms_log = LogReader(cluster.hosts[MS], home, "mom")
+    ms_log = LogReader(cluster.hosts[roles.primary], home, "mom")
     jid = re.escape(job_id)
     for host in released.hosts():
         vnodes = [s for chunk in released.chunks for s in chunk if s.host == host]
@@ -517,7 +540,7 @@ def released_vnode_logs(cluster, job_id: str, released: Assignment, since: datet
 
 @pytest.mark.spec("RD-2", "RD-3", "RD-4", "RD-5", "RD-6")
 @pytest.mark.parametrize("way", list(STAGEOUT_WAYS.values()), ids=list(STAGEOUT_WAYS))
-def test_release_nodes_on_stageout(pbs, cluster, blocked_stageout, way: StageoutWay) -> None:
+def test_release_nodes_on_stageout(pbs, cluster, roles, blocked_stageout, way: StageoutWay) -> None:
     """With release_nodes_on_stageout true, every sister leaves the job when its stageout begins
     (the job is still in E/51 copying files); with false or unset, they stay until the job ends."""
     if way.default_qsub_arguments:
@@ -525,23 +548,23 @@ def test_release_nodes_on_stageout(pbs, cluster, blocked_stageout, way: Stageout
     if way.hook:
         event, value = way.hook
         pbs.hooks.create("rd_stageout", hook_set_release_nodes_on_stageout(value), {"event": event, "enabled": True})
-    attributes = {"stageout": blocked_stageout.attribute(MS)}
+    attributes = {"stageout": blocked_stageout.attribute(roles.primary)}
     if way.qsub:
         attributes[RELNODES_ATTR] = way.qsub
-    job_id, before, since = start_job(pbs, cluster, attributes=attributes)
+    job_id, before, since = start_job(pbs, cluster, roles, attributes=attributes)
     if way.qalter:
-        res = pbs.jobs.alter(job_id, "-W", f"{RELNODES_ATTR}={way.qalter}", user=OWNER)
+        res = pbs.jobs.alter(job_id, "-W", f"{RELNODES_ATTR}={way.qalter}", user=roles.owner)
         assert res.ok, res.stderr
     elif way.hook and way.hook[0] == "modifyjob":
-        res = pbs.jobs.alter(job_id, "-N", "rd-modified", user=OWNER)
+        res = pbs.jobs.alter(job_id, "-N", "rd-modified", user=roles.owner)
         assert res.ok, res.stderr
     assert pbs.jobs.status(job_id).get(RELNODES_ATTR) == way.shown()
     assigned = Assignment.of(before["exec_vnode"])
-    ms_only = Assignment(tuple(c for c in assigned.chunks if c[0].host == MS))
-    sisters = Assignment(tuple(c for c in assigned.chunks if c[0].host != MS))
+    ms_only = Assignment(tuple(c for c in assigned.chunks if c[0].host == roles.primary))
+    sisters = Assignment(tuple(c for c in assigned.chunks if c[0].host != roles.primary))
     sister_vnodes = sorted(sisters.vnodes())
 
-    assert pbs.jobs.delete(job_id, user=OWNER).ok
+    assert pbs.jobs.delete(job_id, user=roles.owner).ok
     staging = pbs.jobs.wait(job_id, job_state="E", substate=STAGEOUT_SUBSTATE, timeout=60)
 
     records = accounting(pbs)
@@ -551,7 +574,7 @@ def test_release_nodes_on_stageout(pbs, cluster, blocked_stageout, way: Stageout
         u, c = records.wait_for(job_id, "uc", 2, since, timeout=30)
         assert u.fields["exec_vnode"] == before["exec_vnode"]
         assert Assignment.of(c.fields["exec_vnode"]) == ms_only
-        released_vnode_logs(cluster, job_id, sisters, since)
+        released_vnode_logs(cluster, roles, job_id, sisters, since)
     else:
         assert_job_matches(staging, assigned)
         assert {v: pbs.nodes.status(v)["state"] for v in sister_vnodes} == dict.fromkeys(sister_vnodes, "job-busy")
@@ -572,17 +595,14 @@ def test_release_nodes_on_stageout(pbs, cluster, blocked_stageout, way: Stageout
 
 @pytest.mark.spec("RD-2")
 @pytest.mark.parametrize("value", ["-1", "11", "tru"])
-def test_release_nodes_on_stageout_rejects_bad_values(pbs, value: str) -> None:
-    res = pbs.jobs.run("qsub", "-W", f"{RELNODES_ATTR}={value}", "--", "/bin/true", user=OWNER)
+def test_release_nodes_on_stageout_rejects_bad_values(pbs, roles, value: str) -> None:
+    res = pbs.jobs.run("qsub", "-W", f"{RELNODES_ATTR}={value}", "--", "/bin/true", user=roles.owner)
     assert not res.ok
     assert res.stderr.splitlines()[0] == "qsub: illegal -W value", res.stderr
     assert res.stderr.splitlines()[1].startswith("usage: qsub"), res.stderr
 
 
 # --- keep_select: pbs_release_nodes -k (RD-1) ----------------------------------------------------
-
-KEEP_HOSTS = ("pbsh02", "pbsh03", "pbsh04")
-SSD_HOST = "pbsh05"  # offers the consumable host-level resource localssd=1
 
 
 @pytest.fixture(scope="module")
@@ -604,30 +624,35 @@ def custom_resources(pbs):
     assert not problems, f"custom resources left defined: {problems}"
 
 
-def keep_layout_select(resources: tuple[CustomResource, ...]) -> str:
-    """MS chunk + one 'kept'-valued 1-cpu chunk + two 'other'-valued chunks of 2 and 1 cpus."""
+def keep_hosts(roles: Roles) -> list[str]:
+    """The keep_select sisters: three plain 2-cpu hosts, the plain host first (one chunk each)."""
+    return roles.plain_hosts(3)
+
+
+def keep_layout_select(roles: Roles, resources: tuple[CustomResource, ...]) -> str:
+    """Primary chunk + one 'kept'-valued 1-cpu chunk + two 'other'-valued chunks of 2 and 1 cpus."""
     kept, other = resource_terms(resources, "kept"), resource_terms(resources, "other")
-    a, b, c = KEEP_HOSTS
-    return f"ncpus=1:host={MS}+ncpus=1{kept}:host={a}+ncpus=2{other}:host={b}+ncpus=1{other}:host={c}"
+    a, b, c = keep_hosts(roles)
+    return f"ncpus=1:host={roles.primary}+ncpus=1{kept}:host={a}+ncpus=2{other}:host={b}+ncpus=1{other}:host={c}"
 
 
 @dataclass(frozen=True)
 class KeepCase:
     resources: tuple[CustomResource, ...]
     keep: str  # the -k value
-    kept_hosts: tuple[str, ...]  # in the order of the -k select: the new exec_vnode follows it
-    user: str | None = OWNER  # None: root
+    kept: tuple[int, ...]  # which keep hosts stay, in the order of the -k select: the new exec_vnode follows it
+    as_root: bool = False  # else the owner releases
 
 
 def keep_cases():
     for r in CUSTOM_RESOURCES:
         both = f"select=ncpus=2{resource_terms((r,), 'other')}+ncpus=1{resource_terms((r,), 'kept')}"
-        yield pytest.param(KeepCase((r,), both, (KEEP_HOSTS[1], KEEP_HOSTS[0])), id=f"{r.type}-full")
+        yield pytest.param(KeepCase((r,), both, (1, 0)), id=f"{r.type}-full")
     mixed = CUSTOM_RESOURCES
     both = f"select=ncpus=2{resource_terms(mixed, 'other')}+ncpus=1{resource_terms(mixed, 'kept')}"
-    yield pytest.param(KeepCase(mixed, both, (KEEP_HOSTS[1], KEEP_HOSTS[0]), None), id="mixed-full-as-root")
+    yield pytest.param(KeepCase(mixed, both, (1, 0), as_root=True), id="mixed-full-as-root")
     partial = f"select=1{resource_terms(mixed, 'kept')}"
-    yield pytest.param(KeepCase(mixed, partial, (KEEP_HOSTS[0],)), id="mixed-partial")
+    yield pytest.param(KeepCase(mixed, partial, (0,)), id="mixed-partial")
 
 
 def custom_values(select: str) -> list[dict[str, str]]:
@@ -641,27 +666,29 @@ def custom_values(select: str) -> list[dict[str, str]]:
 
 @pytest.mark.spec("RD-1", "RD-3", "RD-4")
 @pytest.mark.parametrize("case", list(keep_cases()))
-def test_keep_select_with_custom_resources(pbs, cluster, custom_resources, request, case: KeepCase) -> None:
+def test_keep_select_with_custom_resources(pbs, cluster, roles, custom_resources, request, *, case: KeepCase) -> None:
     """-k select=... keeps the primary's chunk plus the chunks matching the select, by the chunks'
     custom resources of every type, in the order of the -k select; the other hosts are released."""
+    hosts = keep_hosts(roles)
+    kept_hosts = [hosts[i] for i in case.kept]
     if any(r.type == "boolean" for r in case.resources):
         # The scheduler checks booleans (unset means False): the kept host must offer True.
-        kept_host, name = KEEP_HOSTS[0], next(r.name for r in case.resources if r.type == "boolean")
+        kept_host, name = hosts[0], next(r.name for r in case.resources if r.type == "boolean")
         assert pbs.server.set({f"resources_available.{name}": True}, obj="node", name=kept_host).ok
         request.addfinalizer(lambda: pbs.server.unset(f"resources_available.{name}", obj="node", name=kept_host))
-    job_id, before, since = start_job(pbs, cluster, select=keep_layout_select(case.resources))
+    job_id, before, since = start_job(pbs, cluster, roles, select=keep_layout_select(roles, case.resources))
     assigned = Assignment.of(before["exec_vnode"])
     by_host = {chunk[0].host: chunk for chunk in assigned.chunks}
-    expected = Assignment((by_host[MS], *(by_host[h] for h in case.kept_hosts)))
+    expected = Assignment((by_host[roles.primary], *(by_host[h] for h in kept_hosts)))
     released = assigned.vnodes() - expected.vnodes()
 
-    res = pbs.jobs.release_nodes(job_id, keep=case.keep, user=case.user)
+    res = pbs.jobs.release_nodes(job_id, keep=case.keep, user=None if case.as_root else roles.owner)
     assert res.ok, res.stderr
 
     job = pbs.jobs.status(job_id)
     assert_job_matches(job, expected)
     requested = dict(zip(assigned.hosts(), parse_select(before["Resource_List"]["select"]), strict=True))
-    kept_request = "+".join(str(requested[h]) for h in (MS, *case.kept_hosts))
+    kept_request = "+".join(str(requested[h]) for h in (roles.primary, *kept_hosts))
     assert custom_values(job["Resource_List"]["select"]) == custom_values(kept_request)
     pbs.nodes.wait_state(sorted(released), "free", timeout=30)
     _, c = accounting(pbs).wait_for(job_id, "uc", 2, since, timeout=30)
@@ -669,35 +696,36 @@ def test_keep_select_with_custom_resources(pbs, cluster, custom_resources, reque
 
 
 @pytest.mark.spec("RD-1")
-def test_keep_select_consumable_host_resource(pbs, cluster) -> None:
+def test_keep_select_consumable_host_resource(pbs, cluster, roles) -> None:
     """-k select=1:localssd=1 keeps the chunk holding the consumable localssd; its host keeps it assigned."""
-    select = f"ncpus=1:host={MS}+ncpus=1:localssd=1:host={SSD_HOST}+ncpus=2:host={PLAIN}"
-    job_id, before, _ = start_job(pbs, cluster, select=select)
-    assert pbs.nodes.status(SSD_HOST)["resources_assigned"]["localssd"] == 1
+    ssd_host = roles.ssd_host()
+    select = f"ncpus=1:host={roles.primary}+ncpus=1:localssd=1:host={ssd_host}+ncpus=2:host={roles.plain}"
+    job_id, before, _ = start_job(pbs, cluster, roles, select=select)
+    assert pbs.nodes.status(ssd_host)["resources_assigned"]["localssd"] == 1
 
-    res = pbs.jobs.release_nodes(job_id, keep="select=1:localssd=1", user=OWNER)
+    res = pbs.jobs.release_nodes(job_id, keep="select=1:localssd=1", user=roles.owner)
     assert res.ok, res.stderr
 
-    expected = Assignment.of(before["exec_vnode"]).without({PLAIN})
+    expected = Assignment.of(before["exec_vnode"]).without({roles.plain})
     job = pbs.jobs.status(job_id)
     assert_job_matches(job, expected)
     assert "localssd=1" in job["exec_vnode"]
     assert job["Resource_List"]["localssd"] == 1
-    pbs.nodes.wait_state([PLAIN], "free", timeout=30)
-    assert pbs.nodes.status(SSD_HOST)["resources_assigned"]["localssd"] == 1
+    pbs.nodes.wait_state([roles.plain], "free", timeout=30)
+    assert pbs.nodes.status(ssd_host)["resources_assigned"]["localssd"] == 1
 
 
 @pytest.mark.spec("RD-1")
 @pytest.mark.parametrize(
     ("layout", "count"), [("four single-vnode sisters", "2"), ("super-chunk and plain sister", "1")]
 )
-def test_keep_node_count(pbs, cluster, layout: str, count: str) -> None:
+def test_keep_node_count(pbs, cluster, roles, layout: str, count: str) -> None:
     """-k N keeps the primary's chunk and N sister chunks, whole (a super-chunk stays whole)."""
-    select = keep_layout_select(()) if layout.startswith("four") else SELECT
-    job_id, before, _ = start_job(pbs, cluster, select=select)
+    select = keep_layout_select(roles, ()) if layout.startswith("four") else standard_select(roles)
+    job_id, before, _ = start_job(pbs, cluster, roles, select=select)
     assigned = Assignment.of(before["exec_vnode"])
 
-    res = pbs.jobs.release_nodes(job_id, keep=count, user=OWNER)
+    res = pbs.jobs.release_nodes(job_id, keep=count, user=roles.owner)
     assert res.ok, res.stderr
 
     job = pbs.jobs.status(job_id)
@@ -711,7 +739,7 @@ def test_keep_node_count(pbs, cluster, layout: str, count: str) -> None:
 
 
 @pytest.mark.spec("RD-1", "RD-3", "RD-4")
-def test_keep_select_takes_part_of_a_superchunk(pbs, cluster, conformance) -> None:
+def test_keep_select_takes_part_of_a_superchunk(pbs, cluster, roles, conformance) -> None:
     """PTL keep_select #17: a -k chunk asking fewer cpus than the super-chunk has keeps only part of it.
 
     The plain host's chunk has 1 cpu, so only the 3-cpu super-chunk can give ncpus=2; the server walks
@@ -721,10 +749,10 @@ def test_keep_select_takes_part_of_a_superchunk(pbs, cluster, conformance) -> No
     append_and_group_sched_sel(have->chunkspec)), so Resource_List and schedselect keep ncpus=3 for
     the cut chunk (Resource_List.ncpus = 1 + 3) while exec_vnode holds 2 of its cpus: recorded as a
     difference from "qstat shows the updated Resource_List values" (PTL expects the same)."""
-    select = f"ncpus=1:host={MS}+ncpus=3:host={MULTI}+ncpus=1:host={PLAIN}"
-    job_id, before, since = start_job(pbs, cluster, select=select)
+    select = f"ncpus=1:host={roles.primary}+ncpus=3:host={roles.multi}+ncpus=1:host={roles.plain}"
+    job_id, before, since = start_job(pbs, cluster, roles, select=select)
     assigned = Assignment.of(before["exec_vnode"])
-    assert [c[0].host for c in assigned.chunks] == [MS, MULTI, PLAIN], before["exec_vnode"]
+    assert [c[0].host for c in assigned.chunks] == [roles.primary, roles.multi, roles.plain], before["exec_vnode"]
     ms_chunk, multi_chunk, _ = assigned.chunks
     kept_part = satisfy_chunk_need(multi_chunk, {"ncpus": "2"})
     expected = Assignment((ms_chunk, kept_part))
@@ -732,12 +760,12 @@ def test_keep_select_takes_part_of_a_superchunk(pbs, cluster, conformance) -> No
     assert len(dropped) == 1, f"3 one-cpu vnodes, 2 cpus kept: {before['exec_vnode']}"
     requested = parse_select(before["schedselect"])
 
-    res = pbs.jobs.release_nodes(job_id, keep="select=ncpus=2", user=OWNER)
+    res = pbs.jobs.release_nodes(job_id, keep="select=ncpus=2", user=roles.owner)
     assert res.ok, res.stderr
 
     job = pbs.jobs.status(job_id)
     assert Assignment.of(job["exec_vnode"]) == expected, job["exec_vnode"]
-    assert [e.host for e in parse_exec_host(job["exec_host"])] == [MS, MULTI]
+    assert [e.host for e in parse_exec_host(job["exec_host"])] == [roles.primary, roles.multi]
     kept_requests = [requested[0].resources, requested[1].resources]
     assert [c.resources for c in parse_select(job["schedselect"])] == kept_requests, job["schedselect"]
     assert [c.resources for c in parse_select(job["Resource_List"]["select"])] == kept_requests
@@ -755,49 +783,52 @@ def test_keep_select_takes_part_of_a_superchunk(pbs, cluster, conformance) -> No
         f"Resource_List.ncpus={job['Resource_List']['ncpus']}",
     )
     # the plain host leaves the job; the multi-vnode host keeps it (its task lives, no DELETE_JOB2)
-    released_vnode_logs(cluster, job_id, assigned.only({PLAIN}), since)
-    pbs.nodes.wait_state([PLAIN], "free", timeout=30)
-    LogReader(cluster.hosts[MULTI], str(cluster.pbs_home), "mom").absent(f"Job;{job_id};DELETE_JOB2", since)
-    assert task_pids(cluster, MULTI)
+    released_vnode_logs(cluster, roles, job_id, assigned.only({roles.plain}), since)
+    pbs.nodes.wait_state([roles.plain], "free", timeout=30)
+    LogReader(cluster.hosts[roles.multi], str(cluster.pbs_home), "mom").absent(f"Job;{job_id};DELETE_JOB2", since)
+    assert task_pids(cluster, roles.owner, roles.multi)
     u, c = accounting(pbs).wait_for(job_id, "uc", 2, since, timeout=30)
     assert u.fields["exec_vnode"] == before["exec_vnode"]
     assert Assignment.of(c.fields["exec_vnode"]) == expected
 
 
-# PTL keep_select #22's chunks on four single-vnode sisters: two with the boolean (one resource more)
-NODE_COUNT_CHUNKS = {
-    "pbsh02": "ncpus=1:rd_str=abc:rd_long=7:rd_size=7kb:rd_float=7.1",
-    "pbsh03": "ncpus=1:rd_str=def:rd_bool=True:rd_long=9:rd_size=9kb:rd_float=9.1",
-    "pbsh04": "ncpus=2:rd_str=def:rd_bool=True:rd_long=9:rd_size=9kb:rd_float=9.1",
-    "pbsh05": "ncpus=2:rd_str=xyz:rd_long=10:rd_size=10kb:rd_float=10.1",
-}
+# PTL keep_select #22's chunks on four single-vnode sisters (four plain hosts, in their order): the
+# second and third with the boolean (one resource more)
+NODE_COUNT_CHUNKS = (
+    "ncpus=1:rd_str=abc:rd_long=7:rd_size=7kb:rd_float=7.1",
+    "ncpus=1:rd_str=def:rd_bool=True:rd_long=9:rd_size=9kb:rd_float=9.1",
+    "ncpus=2:rd_str=def:rd_bool=True:rd_long=9:rd_size=9kb:rd_float=9.1",
+    "ncpus=2:rd_str=xyz:rd_long=10:rd_size=10kb:rd_float=10.1",
+)
 
 
 @pytest.mark.spec("RD-1", "RD-3", "RD-4")
-def test_keep_node_count_with_mixed_custom_resources(pbs, cluster, custom_resources, request) -> None:
+def test_keep_node_count_with_mixed_custom_resources(pbs, cluster, roles, custom_resources, request) -> None:
     """PTL keep_select #22: -k 2 on chunks carrying custom resources of every type keeps the primary's
     chunk and the first two sister chunks of the server's order (node_count_order): the two without
     rd_bool have one resource less and come first (like PTL's abc and xyz chunks), the 1-cpu one
     before the 2-cpu one. They are kept whole, with their custom values; the other two hosts are freed."""
-    for host in ("pbsh03", "pbsh04"):  # the scheduler checks booleans (unset means False)
+    sisters = roles.plain_hosts(len(NODE_COUNT_CHUNKS))
+    for host in sisters[1:3]:  # the scheduler checks booleans (unset means False)
         assert pbs.server.set({"resources_available.rd_bool": True}, obj="node", name=host).ok
         request.addfinalizer(lambda h=host: pbs.server.unset("resources_available.rd_bool", obj="node", name=h))
-    select = f"ncpus=1:host={MS}+" + "+".join(f"{spec}:host={h}" for h, spec in NODE_COUNT_CHUNKS.items())
-    job_id, before, since = start_job(pbs, cluster, select=select)
+    chunks = (f"{spec}:host={h}" for h, spec in zip(sisters, NODE_COUNT_CHUNKS, strict=True))
+    select = f"ncpus=1:host={roles.primary}+" + "+".join(chunks)
+    job_id, before, since = start_job(pbs, cluster, roles, select=select)
     assigned = Assignment.of(before["exec_vnode"])
     by_host = {chunk[0].host: chunk for chunk in assigned.chunks}
     requested = dict(zip(assigned.hosts(), parse_select(before["schedselect"]), strict=True))
-    kept_hosts = node_count_order({h: c for h, c in requested.items() if h != MS})[:2]
-    assert kept_hosts == ["pbsh02", "pbsh05"]  # the reasoning above, spelled out
-    expected = Assignment((by_host[MS], *(by_host[h] for h in kept_hosts)))
+    kept_hosts = node_count_order({h: c for h, c in requested.items() if h != roles.primary})[:2]
+    assert kept_hosts == [sisters[0], sisters[3]]  # the reasoning above, spelled out
+    expected = Assignment((by_host[roles.primary], *(by_host[h] for h in kept_hosts)))
     released = assigned.vnodes() - expected.vnodes()
 
-    res = pbs.jobs.release_nodes(job_id, keep="2", user=OWNER)
+    res = pbs.jobs.release_nodes(job_id, keep="2", user=roles.owner)
     assert res.ok, res.stderr
 
     job = pbs.jobs.status(job_id)
     assert_job_matches(job, expected)
-    kept_request = "+".join(str(requested[h]) for h in (MS, *kept_hosts))
+    kept_request = "+".join(str(requested[h]) for h in (roles.primary, *kept_hosts))
     assert custom_values(job["Resource_List"]["select"]) == custom_values(kept_request)
     assert custom_values(job["schedselect"]) == custom_values(kept_request)
     pbs.nodes.wait_state(sorted(released), "free", timeout=30)
@@ -815,11 +846,11 @@ def test_keep_node_count_with_mixed_custom_resources(pbs, cluster, custom_resour
         ("5", "pbs_release_nodes: Server returned error 15010 for job"),
     ],
 )
-def test_keep_select_errors_change_nothing(pbs, running_job, keep: str, stderr: str) -> None:
+def test_keep_select_errors_change_nothing(pbs, roles, running_job, keep: str, stderr: str) -> None:
     """Bad -k values are refused and leave the job alone; a select the job's chunks cannot satisfy
     (no 4-cpu chunk, more chunks than the job has) gets the bare PBSE_SYSTEM reply."""
     job_id, before, since = running_job
-    res = pbs.jobs.release_nodes(job_id, keep=keep, user=OWNER)
+    res = pbs.jobs.release_nodes(job_id, keep=keep, user=roles.owner)
     assert not res.ok
     assert res.stderr.strip().startswith(stderr), res.stderr
     unchanged(pbs, job_id, before)
@@ -831,23 +862,25 @@ def test_keep_select_errors_change_nothing(pbs, running_job, keep: str, stderr: 
 
 @pytest.mark.spec("RD-1", "RD-3", "RD-4")
 @pytest.mark.parametrize(
-    ("release_args", "released_hosts"),
-    [("-a", {PLAIN, MULTI}), (PLAIN, {PLAIN}), ("-k select=ncpus=3:mem=2gb", {PLAIN})],
+    ("release_args", "released_roles"),
+    [("-a", ("plain", "multi")), (PLAIN_HOST, ("plain",)), ("-k select=ncpus=3:mem=2gb", ("plain",))],
     ids=["all", "vnode", "keep-select"],
 )
-def test_release_from_inside_a_batch_job(pbs, cluster, release_args: str, released_hosts: set[str]) -> None:
+def test_release_from_inside_a_batch_job(pbs, cluster, roles, release_args: str, released_roles: tuple) -> None:
     """The job script calls pbs_release_nodes without -j ($PBS_JOBID), and its $PBS_NODEFILE loses the hosts."""
-    out_file = f"/home/{OWNER}/rd-inside-{uuid.uuid4().hex[:10]}.out"
-    host = cluster.hosts[MS]
+    release_args = roles.plain if release_args == PLAIN_HOST else release_args
+    released_hosts = {getattr(roles, role) for role in released_roles}
+    out_file = f"/home/{roles.owner}/rd-inside-{uuid.uuid4().hex[:10]}.out"
+    host = cluster.hosts[roles.primary]
     script = jobscripts.release_nodes_from_inside(str(cluster.prefix), release_args, out_file, SLEEP)
     try:
         since = datetime.now() - timedelta(seconds=1)
         job_id = pbs.jobs.submit(
             script,
-            user=OWNER,
-            select=SELECT,
+            user=roles.owner,
+            select=standard_select(roles),
             place="scatter",
-            cwd=f"/home/{OWNER}",
+            cwd=f"/home/{roles.owner}",
             args=["-j", "oe", "-o", "/dev/null"],
         )
         u, c = accounting(pbs).wait_for(job_id, "uc", 2, since, timeout=60)
@@ -861,8 +894,8 @@ def test_release_from_inside_a_batch_job(pbs, cluster, release_args: str, releas
         host.run(["rm", "-f", out_file])
     lines = {ln.split(":", 1)[0]: ln.split(":", 1)[1].split() for ln in out.splitlines() if ":" in ln}
     assert "released" in out.splitlines(), out
-    assert sorted(lines["before"]) == sorted([MS, MULTI, PLAIN])
-    assert sorted(lines["after"]) == sorted({MS, MULTI, PLAIN} - released_hosts)
+    assert sorted(lines["before"]) == sorted([roles.primary, roles.multi, roles.plain])
+    assert sorted(lines["after"]) == sorted({roles.primary, roles.multi, roles.plain} - released_hosts)
     original = Assignment.of(u.fields["exec_vnode"])
     expected = Assignment(tuple(ch for ch in original.chunks if ch[0].host not in released_hosts))
     assert_job_matches(pbs.jobs.status(job_id), expected)
@@ -872,22 +905,28 @@ def test_release_from_inside_a_batch_job(pbs, cluster, release_args: str, releas
 # --- jobs that are not running, arrays (RD-1) ----------------------------------------------------
 
 
-def job_in_state(pbs, nemesis, state: str) -> str:
+def job_in_state(pbs, nemesis, roles: Roles, state: str) -> str:
     """A job of the standard shape in the given state (PRERUN: R, substate 41)."""
     sleep = ["/bin/sleep", str(SLEEP)]
     if state == "H":
-        job_id = pbs.jobs.submit(user=OWNER, select=SELECT, place="scatter", args=["-h"], command=sleep)
+        job_id = pbs.jobs.submit(
+            user=roles.owner, select=standard_select(roles), place="scatter", args=["-h"], command=sleep
+        )
     elif state == "Q":  # asks for more cpus than the plain host has: never runs
-        select = f"ncpus=1:host={MS}+ncpus=3:host={PLAIN}"
-        job_id = pbs.jobs.submit(user=OWNER, select=select, place="scatter", command=sleep)
+        select = f"ncpus=1:host={roles.primary}+ncpus=3:host={roles.plain}"
+        job_id = pbs.jobs.submit(user=roles.owner, select=select, place="scatter", command=sleep)
     elif state == "W":
         later = (datetime.now() + timedelta(hours=1)).strftime("%Y%m%d%H%M")
-        job_id = pbs.jobs.submit(user=OWNER, select=SELECT, place="scatter", args=["-a", later], command=sleep)
+        job_id = pbs.jobs.submit(
+            user=roles.owner, select=standard_select(roles), place="scatter", args=["-a", later], command=sleep
+        )
     elif state == "F":
-        job_id = pbs.jobs.submit(user=OWNER, select=SELECT, place="scatter", command=["/bin/true"])
+        job_id = pbs.jobs.submit(
+            user=roles.owner, select=standard_select(roles), place="scatter", command=["/bin/true"]
+        )
     else:  # the sister's execjob_begin hook sleeps: the primary waits for it, the job stays in PRERUN
-        nemesis.reject_hook("execjob_begin", (PLAIN,), how="sleep", seconds=20)
-        job_id = pbs.jobs.submit(user=OWNER, select=SELECT, place="scatter", command=sleep)
+        nemesis.reject_hook("execjob_begin", (roles.plain,), how="sleep", seconds=20)
+        job_id = pbs.jobs.submit(user=roles.owner, select=standard_select(roles), place="scatter", command=sleep)
         pbs.jobs.wait(job_id, job_state="R", substate=PRERUN_SUBSTATE, timeout=15)
         return job_id
     pbs.jobs.wait(job_id, job_state=state, timeout=30)
@@ -905,11 +944,11 @@ def job_in_state(pbs, nemesis, state: str) -> str:
         ("F", "pbs_release_nodes: Job has finished"),
     ],
 )
-def test_error_job_not_running(pbs, nemesis, state: str, stderr: str) -> None:
+def test_error_job_not_running(pbs, roles, nemesis, state: str, stderr: str) -> None:
     since = datetime.now() - timedelta(seconds=1)
-    job_id = job_in_state(pbs, nemesis, state)
+    job_id = job_in_state(pbs, nemesis, roles, state)
     before = pbs.jobs.status(job_id)
-    res = pbs.jobs.release_nodes(job_id, [PLAIN], user=OWNER)
+    res = pbs.jobs.release_nodes(job_id, [roles.plain], user=roles.owner)
     assert not res.ok
     assert res.stderr.strip() == stderr
     now = pbs.jobs.status(job_id)
@@ -919,28 +958,28 @@ def test_error_job_not_running(pbs, nemesis, state: str, stderr: str) -> None:
 
 
 @pytest.mark.spec("RD-1", "RD-3", "RD-4")
-def test_array_parent_refused_subjob_released(pbs, cluster) -> None:
+def test_array_parent_refused_subjob_released(pbs, cluster, roles) -> None:
     since = datetime.now() - timedelta(seconds=1)
     array_id = pbs.jobs.submit(
         jobscripts.sleep_on_every_chunk(str(cluster.prefix), SLEEP),
-        user=OWNER,
-        select=SELECT,
+        user=roles.owner,
+        select=standard_select(roles),
         place="scatter",
         array="1-2",
-        cwd=f"/home/{OWNER}",
+        cwd=f"/home/{roles.owner}",
         args=["-j", "oe", "-o", "/dev/null"],
     )
     first = array_id.replace("[]", "[1]")
     before = pbs.jobs.wait(first, job_state="R", substate=42, timeout=60)
 
-    res = pbs.jobs.release_nodes(array_id, [PLAIN], user=OWNER)
+    res = pbs.jobs.release_nodes(array_id, [roles.plain], user=roles.owner)
     assert not res.ok
     assert res.stderr.strip() == "pbs_release_nodes: not supported for Array Jobs or multiple sub-jobs"
     assert accounting(pbs).of(first, "uc", since) == []
 
-    res = pbs.jobs.release_nodes(first, [PLAIN], user=OWNER)
+    res = pbs.jobs.release_nodes(first, [roles.plain], user=roles.owner)
     assert res.ok, res.stderr
-    expected = Assignment.of(before["exec_vnode"]).without({PLAIN})
+    expected = Assignment.of(before["exec_vnode"]).without({roles.plain})
     assert_job_matches(pbs.jobs.status(first), expected)
     _, c = accounting(pbs).wait_for(first, "uc", 2, since, timeout=30)
     assert Assignment.of(c.fields["exec_vnode"]) == expected
@@ -959,19 +998,19 @@ def vnodes_of(exec_vnode: str) -> set[str]:
 
 
 @pytest.mark.spec("RD-7")
-def test_show_hidden_attribs_exposes_the_phases(pbs, cluster, running_job, conformance) -> None:
+def test_show_hidden_attribs_exposes_the_phases(pbs, cluster, roles, running_job, conformance) -> None:
     """After a partial release (one super-chunk vnode, still held) and a whole-host release, the
     hidden attributes show the original and the previous phase; only a manager may set the switch."""
     job_id, before, since = running_job
-    superchunk = next(c for c in Assignment.of(before["exec_vnode"]).chunks if c[0].host == MULTI)
+    superchunk = next(c for c in Assignment.of(before["exec_vnode"]).chunks if c[0].host == roles.multi)
     held = superchunk[0].vnode
-    assert pbs.jobs.release_nodes(job_id, [held], user=OWNER).ok
+    assert pbs.jobs.release_nodes(job_id, [held], user=roles.owner).ok
     middle = pbs.jobs.status(job_id)
-    assert pbs.jobs.release_nodes(job_id, [PLAIN], user=OWNER).ok
-    pbs.nodes.wait_state([PLAIN], "free", timeout=30)
+    assert pbs.jobs.release_nodes(job_id, [roles.plain], user=roles.owner).ok
+    pbs.nodes.wait_state([roles.plain], "free", timeout=30)
     assert not set(HIDDEN) & set(pbs.jobs.status(job_id)), "hidden attributes shown by default"
 
-    refused = pbs.server.set({"show_hidden_attribs": True}, user="pbsoper")
+    refused = pbs.server.set({"show_hidden_attribs": True}, user=roles.user("operator"))
     assert not refused.ok
     assert pbs.server.set({"show_hidden_attribs": True}).ok
 
@@ -1006,24 +1045,29 @@ def test_show_hidden_attribs_exposes_the_phases(pbs, cluster, running_job, confo
 
 
 @pytest.mark.spec("RD-1", "RD-6")
-def test_stopped_sister_is_cleaned_when_it_continues(pbs, cluster, nemesis, running_job) -> None:
+def test_stopped_sister_is_cleaned_when_it_continues(pbs, cluster, roles, nemesis, running_job) -> None:
     """The server prunes the job at once but holds the released host until its mom confirms the cleanup."""
     job_id, before, since = running_job
-    fault = nemesis.stop_mom(PLAIN)
-    res = pbs.jobs.release_nodes(job_id, [PLAIN], user=OWNER)
+    fault = nemesis.stop_mom(roles.plain)
+    res = pbs.jobs.release_nodes(job_id, [roles.plain], user=roles.owner)
     assert res.ok, res.stderr
-    assert_job_matches(pbs.jobs.status(job_id), Assignment.of(before["exec_vnode"]).without({PLAIN}))
-    mom_log = LogReader(cluster.hosts[PLAIN], str(cluster.pbs_home), "mom")
-    assert task_pids(cluster, PLAIN), "the stopped mom cannot have killed the task"
-    assert pbs.nodes.status(PLAIN)["state"] != "free"
+    assert_job_matches(pbs.jobs.status(job_id), Assignment.of(before["exec_vnode"]).without({roles.plain}))
+    mom_log = LogReader(cluster.hosts[roles.plain], str(cluster.pbs_home), "mom")
+    assert task_pids(cluster, roles.owner, roles.plain), "the stopped mom cannot have killed the task"
+    assert pbs.nodes.status(roles.plain)["state"] != "free"
     mom_log.absent(f"Job;{job_id};DELETE_JOB2", since)
 
     continued = datetime.now()
     nemesis.heal(fault)
     line = mom_log.expect(f"Job;{job_id};DELETE_JOB2 received", since, timeout=30)
     assert line.time >= continued.replace(microsecond=0)
-    pbs.nodes.wait_state([PLAIN], "free", timeout=30)
-    wait_until(lambda: task_pids(cluster, PLAIN), lambda p: not p, timeout=30, describe=f"no job task on {PLAIN}")
+    pbs.nodes.wait_state([roles.plain], "free", timeout=30)
+    wait_until(
+        lambda: task_pids(cluster, roles.owner, roles.plain),
+        lambda p: not p,
+        timeout=30,
+        describe=f"no job task on {roles.plain}",
+    )
     assert pbs.jobs.status(job_id)["job_state"] == "R"
 
 
@@ -1036,26 +1080,28 @@ def wait_rerun(pbs, job_id: str, run_count: int, timeout: float) -> dict:
     )
 
 
-def assert_original_request(job: dict, before: dict) -> None:
+def assert_original_request(job: dict, before: dict, roles: Roles) -> None:
     __tracebackhide__ = True
     assert job["Resource_List"]["select"] == before["Resource_List"]["select"]
     assert job["schedselect"] == before["schedselect"]
     assert job["Resource_List"]["ncpus"] == before["Resource_List"]["ncpus"]
-    assert sorted(Assignment.of(job["exec_vnode"]).hosts()) == sorted([MS, MULTI, PLAIN])
+    assert sorted(Assignment.of(job["exec_vnode"]).hosts()) == sorted([roles.primary, roles.multi, roles.plain])
 
 
 @pytest.mark.spec("RD-1")
 @pytest.mark.parametrize("how", ["qrerun", "primary mom killed and restarted"])
-def test_rerun_after_a_release_uses_the_original_request(pbs, cluster, nemesis, running_job, how: str) -> None:
+def test_rerun_after_a_release_uses_the_original_request(
+    pbs, cluster, roles, nemesis, running_job, *, how: str
+) -> None:
     job_id, before, since = running_job
-    assert pbs.jobs.release_nodes(job_id, [PLAIN], user=OWNER).ok
+    assert pbs.jobs.release_nodes(job_id, [roles.plain], user=roles.owner).ok
     accounting(pbs).wait_for(job_id, "uc", 2, since, timeout=30)
     if how == "qrerun":
         assert pbs.jobs.rerun(job_id).ok
     else:
-        nemesis.heal(nemesis.kill_mom(MS))
+        nemesis.heal(nemesis.kill_mom(roles.primary))
     again = wait_rerun(pbs, job_id, 2, timeout=90)
-    assert_original_request(again, before)
+    assert_original_request(again, before, roles)
 
 
 def stop_server_immediately(pbs, cluster) -> None:
@@ -1099,7 +1145,7 @@ def restart_server(pbs, cluster, shutdown: str) -> None:
 
 RELEASED_HOST_REASSIGNED = (
     "OpenPBS 23.06.06: after qterm -t quick and a server start, the running job keeps its pruned exec_vnode but "
-    "the released (and already freed) host is assigned to it again: pbsnodes shows pbsh02 state=job-busy, "
+    "the released (and already freed) host is assigned to it again: pbsnodes shows <plain host> state=job-busy, "
     "jobs=[<job>], resources_assigned ncpus=2 mem=2097152kb while the job's exec_vnode no longer names it, so "
     "the host stays unusable for other jobs; after the job ends the host keeps resources_assigned.ncpus=2 "
     "(the scheduler then says 'Insufficient amount of resource: host') until the next server start"
@@ -1116,22 +1162,22 @@ RELEASED_HOST_REASSIGNED = (
         "immediate",
     ],
 )
-def test_server_restart_after_a_release(pbs, cluster, running_job, shutdown: str) -> None:
+def test_server_restart_after_a_release(pbs, cluster, roles, running_job, shutdown: str) -> None:
     """quick: the job keeps running with its pruned assignment and the released host stays free;
     immediate: the job is requeued and runs again with its original request."""
     job_id, before, _ = running_job
-    assert pbs.jobs.release_nodes(job_id, [PLAIN], user=OWNER).ok
+    assert pbs.jobs.release_nodes(job_id, [roles.plain], user=roles.owner).ok
     pruned = pbs.jobs.status(job_id)
-    pbs.nodes.wait_state([PLAIN], "free", timeout=30)
+    pbs.nodes.wait_state([roles.plain], "free", timeout=30)
     restart_server(pbs, cluster, shutdown)
     if shutdown == "immediate":
-        assert_original_request(wait_rerun(pbs, job_id, 2, timeout=60), before)
+        assert_original_request(wait_rerun(pbs, job_id, 2, timeout=60), before, roles)
         return
     try:
         job = pbs.jobs.wait(job_id, job_state="R", substate=42, timeout=30)
         assert_job_matches(job, Assignment.of(pruned["exec_vnode"]))
         assert job["run_count"] == 1
-        pbs.nodes.wait_state([PLAIN], "free", timeout=20)
+        pbs.nodes.wait_state([roles.plain], "free", timeout=20)
     finally:
         clear_stale_assignment(pbs, cluster, job_id)
 
@@ -1152,35 +1198,35 @@ def clear_stale_assignment(pbs, cluster, job_id: str) -> None:
 
 
 @pytest.mark.spec("RD-1")
-def test_released_host_crash_does_not_touch_the_job(pbs, cluster, nemesis, running_job) -> None:
+def test_released_host_crash_does_not_touch_the_job(pbs, cluster, roles, nemesis, running_job) -> None:
     job_id, _before, _since = running_job
-    assert pbs.jobs.release_nodes(job_id, [PLAIN], user=OWNER).ok
-    pbs.nodes.wait_state([PLAIN], "free", timeout=30)
+    assert pbs.jobs.release_nodes(job_id, [roles.plain], user=roles.owner).ok
+    pbs.nodes.wait_state([roles.plain], "free", timeout=30)
     pruned = pbs.jobs.status(job_id)
-    nemesis.crash_host(PLAIN)
+    nemesis.crash_host(roles.plain)
     wait_until(
-        lambda: pbs.nodes.status(PLAIN)["state"],
+        lambda: pbs.nodes.status(roles.plain)["state"],
         lambda state: "down" in state,
         timeout=60,
-        describe=f"{PLAIN} seen down",
+        describe=f"{roles.plain} seen down",
     )
     job = pbs.jobs.status(job_id)
     assert (job["job_state"], job["substate"]) == ("R", 42)
     assert_job_matches(job, Assignment.of(pruned["exec_vnode"]))
-    assert task_pids(cluster, MS)
-    assert task_pids(cluster, MULTI)
+    assert task_pids(cluster, roles.owner, roles.primary)
+    assert task_pids(cluster, roles.owner, roles.multi)
 
 
 # --- cleanup on the released host (RD-1) -------------------------------------------------------------
 
 
 @pytest.mark.spec("RD-1")
-def test_released_host_cleanup_runs_epilogue_and_end_hooks(pbs, cluster, conformance) -> None:
+def test_released_host_cleanup_runs_epilogue_and_end_hooks(pbs, cluster, roles, conformance) -> None:
     for event in ("execjob_epilogue", "execjob_end"):
         name = f"rd_{event.split('_')[1]}"
         pbs.hooks.create(name, hook_log_event_on_this_host("ramp_down hook"), {"event": event, "enabled": True})
-    job_id, _before, since = start_job(pbs, cluster)
-    host = cluster.hosts[PLAIN]
+    job_id, _before, since = start_job(pbs, cluster, roles)
+    host = cluster.hosts[roles.plain]
     home = str(cluster.pbs_home)
     tmpdir = f"/var/tmp/pbs.{job_id}"  # noqa: S108 - the job's TMPDIR made by the mom, only looked at
 
@@ -1191,13 +1237,13 @@ def test_released_host_cleanup_runs_epilogue_and_end_hooks(pbs, cluster, conform
     assert tmpdir in present, present
     assert any("/mom_priv/jobs/" in p for p in present), present
 
-    assert pbs.jobs.release_nodes(job_id, [PLAIN], user=OWNER).ok
+    assert pbs.jobs.release_nodes(job_id, [roles.plain], user=roles.owner).ok
     mom_log = LogReader(host, home, "mom")
     mom_log.expect(f"Job;{job_id};DELETE_JOB2 received", since, timeout=30)
-    mom_log.expect(f"ramp_down hook rd_epilogue on {PLAIN}", since, timeout=30)
-    pbs.nodes.wait_state([PLAIN], "free", timeout=30)
+    mom_log.expect(f"ramp_down hook rd_epilogue on {roles.plain}", since, timeout=30)
+    pbs.nodes.wait_state([roles.plain], "free", timeout=30)
     wait_until(job_files, lambda p: not p, timeout=30, describe="job files and TMPDIR gone")
-    end_line = mom_log.expect(f"ramp_down hook rd_end on {PLAIN}", since, timeout=30)
+    end_line = mom_log.expect(f"ramp_down hook rd_end on {roles.plain}", since, timeout=30)
     conformance.difference(
         "RD-1",
         spec_says="when every vnode of a host is released ... the execjob_end hook will not execute on the host",
@@ -1206,22 +1252,22 @@ def test_released_host_cleanup_runs_epilogue_and_end_hooks(pbs, cluster, conform
     )
     assert pbs.jobs.status(job_id)["job_state"] == "R"
     # the primary and the other sister keep the job: no end hook there yet
-    LogReader(cluster.hosts[MULTI], home, "mom").absent("ramp_down hook rd_end", since)
+    LogReader(cluster.hosts[roles.multi], home, "mom").absent("ramp_down hook rd_end", since)
 
 
 # --- suspend/resume, reservations (RD-1) ---------------------------------------------------------------
 
 
 @pytest.mark.spec("RD-1", "RD-3", "RD-4")
-def test_suspended_job_refuses_release_and_resumes_pruned(pbs, cluster, running_job) -> None:
+def test_suspended_job_refuses_release_and_resumes_pruned(pbs, cluster, roles, running_job) -> None:
     job_id, _before, since = running_job
-    assert pbs.jobs.release_nodes(job_id, [PLAIN], user=OWNER).ok
+    assert pbs.jobs.release_nodes(job_id, [roles.plain], user=roles.owner).ok
     pruned = pbs.jobs.status(job_id)
     assert pbs.jobs.signal(job_id, "suspend").ok
     suspended = pbs.jobs.wait(job_id, job_state="S", timeout=30)
-    multi_vnode = next(v for v in sorted(Assignment.of(pruned["exec_vnode"]).vnodes()) if v.startswith(MULTI))
+    multi_vnode = min(s.vnode for c in Assignment.of(pruned["exec_vnode"]).chunks for s in c if s.host == roles.multi)
 
-    res = pbs.jobs.release_nodes(job_id, [multi_vnode], user=OWNER)
+    res = pbs.jobs.release_nodes(job_id, [multi_vnode], user=roles.owner)
     assert not res.ok
     assert res.stderr.strip() == "pbs_release_nodes: Request invalid for state of job"
     unchanged(pbs, job_id, suspended)
@@ -1230,26 +1276,27 @@ def test_suspended_job_refuses_release_and_resumes_pruned(pbs, cluster, running_
     assert pbs.jobs.signal(job_id, "resume").ok
     resumed = pbs.jobs.wait(job_id, job_state="R", substate=42, timeout=30)
     assert_job_matches(resumed, Assignment.of(pruned["exec_vnode"]))
-    assert pbs.jobs.release_nodes(job_id, [multi_vnode], user=OWNER).ok
+    assert pbs.jobs.release_nodes(job_id, [multi_vnode], user=roles.owner).ok
     assert accounting(pbs).wait_for(job_id, "uc", 4, since, timeout=30)
 
 
 @pytest.mark.spec("RD-1", "RD-3", "RD-4")
-def test_reservation_id_refused_job_inside_releases(pbs, cluster) -> None:
+def test_reservation_id_refused_job_inside_releases(pbs, cluster, roles) -> None:
     start = datetime.now() + timedelta(seconds=15)
     rid, _ = pbs.resv.submit(
-        "-R", start.strftime("%Y%m%d%H%M.%S"), "-D", "600", "-l", f"select={SELECT}", "-l", "place=scatter",
-        user=OWNER,
+        "-R", start.strftime("%Y%m%d%H%M.%S"), "-D", "600",
+        "-l", f"select={standard_select(roles)}", "-l", "place=scatter",
+        user=roles.owner,
     )  # fmt: skip
     pbs.resv.wait_state(rid, "RESV_RUNNING", timeout=60)
-    res = pbs.jobs.release_nodes(rid, [PLAIN], user=OWNER)
+    res = pbs.jobs.release_nodes(rid, [roles.plain], user=roles.owner)
     assert not res.ok
     refused = res.stderr.strip()
     queue = rid.split(".")[0]
-    job_id, before, since = start_job(pbs, cluster, args=["-q", queue])
-    res = pbs.jobs.release_nodes(job_id, [PLAIN], user=OWNER)
+    job_id, before, since = start_job(pbs, cluster, roles, args=["-q", queue])
+    res = pbs.jobs.release_nodes(job_id, [roles.plain], user=roles.owner)
     assert res.ok, res.stderr
-    assert_job_matches(pbs.jobs.status(job_id), Assignment.of(before["exec_vnode"]).without({PLAIN}))
+    assert_job_matches(pbs.jobs.status(job_id), Assignment.of(before["exec_vnode"]).without({roles.plain}))
     accounting(pbs).wait_for(job_id, "uc", 2, since, timeout=30)
     assert refused.startswith("pbs_release_nodes: "), refused
 
@@ -1264,8 +1311,8 @@ def test_reservation_id_refused_job_inside_releases(pbs, cluster) -> None:
     ],
     ids=["no arguments", "job only", "-a outside a job"],
 )
-def test_usage_errors_without_a_job(pbs, args: list[str], stderr_start: str) -> None:
-    res = pbs.jobs.run("pbs_release_nodes", *args, user=OWNER)
+def test_usage_errors_without_a_job(pbs, roles, args: list[str], stderr_start: str) -> None:
+    res = pbs.jobs.run("pbs_release_nodes", *args, user=roles.owner)
     assert not res.ok
     assert res.stderr.startswith(stderr_start), res.stderr
 
@@ -1274,31 +1321,33 @@ def test_usage_errors_without_a_job(pbs, args: list[str], stderr_start: str) -> 
 @pytest.mark.parametrize(
     ("which", "extra"), with_extra("part of the super-chunk and the plain host", "every sister vnode by name")
 )
-def test_release_vnodes_of_several_hosts_in_one_call(pbs, cluster, request, which: str, extra: bool) -> None:
-    job_id, before, since, mpi = start_standard_job(pbs, cluster, request, extra)
+def test_release_vnodes_of_several_hosts_in_one_call(pbs, cluster, roles, request, *, which: str, extra: bool) -> None:
+    job_id, before, since, mpi = start_standard_job(pbs, cluster, roles, request, extra)
     assigned = Assignment.of(before["exec_vnode"])
-    superchunk = next(c for c in assigned.chunks if c[0].host == MULTI)
+    superchunk = next(c for c in assigned.chunks if c[0].host == roles.multi)
     multi = [s.vnode for s in superchunk]
-    vnodes = [*multi[1:], PLAIN] if which.startswith("part") else [*multi, PLAIN]
+    vnodes = [*multi[1:], roles.plain] if which.startswith("part") else [*multi, roles.plain]
 
-    res = pbs.jobs.release_nodes(job_id, vnodes, user=OWNER)
+    res = pbs.jobs.release_nodes(job_id, vnodes, user=roles.owner)
     assert res.ok, res.stderr
 
     assert_job_matches(pbs.jobs.status(job_id), assigned.without(set(vnodes)))
-    freed_hosts = {PLAIN} if which.startswith("part") else {PLAIN, MULTI}
-    released_vnode_logs(cluster, job_id, assigned.only({v for v in vnodes if v.split("[")[0] in freed_hosts}), since)
-    if MULTI not in freed_hosts:
-        LogReader(cluster.hosts[MULTI], str(cluster.pbs_home), "mom").absent(f"Job;{job_id};DELETE_JOB2", since)
-        assert {pbs.nodes.status(v)["state"] for v in vnodes if v != PLAIN} == {"job-busy"}
+    freed_hosts = {roles.plain} if which.startswith("part") else {roles.plain, roles.multi}
+    released_vnode_logs(
+        cluster, roles, job_id, assigned.only({v for v in vnodes if v.split("[")[0] in freed_hosts}), since
+    )
+    if roles.multi not in freed_hosts:
+        LogReader(cluster.hosts[roles.multi], str(cluster.pbs_home), "mom").absent(f"Job;{job_id};DELETE_JOB2", since)
+        assert {pbs.nodes.status(v)["state"] for v in vnodes if v != roles.plain} == {"job-busy"}
     _u, c = accounting(pbs).wait_for(job_id, "uc", 2, since, timeout=30)
     assert Assignment.of(c.fields["exec_vnode"]) == assigned.without(set(vnodes))
     if mpi:
         mpi.check(job_id, "after")
 
 
-def task_jobs(cluster, host: str) -> Counter:
+def task_jobs(cluster, owner: str, host: str) -> Counter:
     """How many of the owner's `sleep` tasks on the host each job has (PBS_JOBID of their environment)."""
-    pids = " ".join(task_pids(cluster, host))
+    pids = " ".join(task_pids(cluster, owner, host))
     if not pids:
         return Counter()
     out = cluster.hosts[host].run(f"for p in {pids}; do tr '\\0' '\\n' < /proc/$p/environ | grep '^PBS_JOBID='; done")
@@ -1313,83 +1362,91 @@ def node_jobs(pbs, vnode: str) -> list[str]:
 
 
 @pytest.mark.spec("RD-1", "RD-6")
-def test_release_a_shared_host_from_one_job_only(pbs, cluster) -> None:
+def test_release_a_shared_host_from_one_job_only(pbs, cluster, roles) -> None:
     """PTL #46 test_release_multi_jobs: two jobs share the same 2-cpu hosts (one cpu each); releasing
-    pbsh02 from the first ends only its task there: DELETE_JOB2 and the primary mom's cput line for
-    the first job only, the second job's task, assignment and cpu on pbsh02 stay."""
-    shared = "pbsh03"
-    select = f"ncpus=1:host={MS}+ncpus=1:host={PLAIN}+ncpus=1:host={shared}"
-    first, first_before, since = start_job(pbs, cluster, select=select)
-    second, second_before, _ = start_job(pbs, cluster, select=select)
+    the plain host from the first ends only its task there: DELETE_JOB2 and the primary mom's cput line
+    for the first job only, the second job's task, assignment and cpu on the plain host stay."""
+    shared = roles.plain_hosts(2)[1]  # another plain host, shared by both jobs too
+    select = f"ncpus=1:host={roles.primary}+ncpus=1:host={roles.plain}+ncpus=1:host={shared}"
+    first, first_before, since = start_job(pbs, cluster, roles, select=select)
+    second, second_before, _ = start_job(pbs, cluster, roles, select=select)
     both = Counter({first: 1, second: 1})
-    for host in (PLAIN, shared):
-        wait_until(lambda h=host: task_jobs(cluster, h), lambda got: got == both, timeout=30, describe=f"{host} tasks")
-    assert node_jobs(pbs, PLAIN) == sorted([first, second])
+    for host in (roles.plain, shared):
+        wait_until(
+            lambda h=host: task_jobs(cluster, roles.owner, h),
+            lambda got: got == both,
+            timeout=30,
+            describe=f"{host} tasks",
+        )
+    assert node_jobs(pbs, roles.plain) == sorted([first, second])
 
-    res = pbs.jobs.release_nodes(first, [PLAIN], user=OWNER)
+    res = pbs.jobs.release_nodes(first, [roles.plain], user=roles.owner)
     assert res.ok, res.stderr
 
-    assert_job_matches(pbs.jobs.status(first), Assignment.of(first_before["exec_vnode"]).without({PLAIN}))
+    assert_job_matches(pbs.jobs.status(first), Assignment.of(first_before["exec_vnode"]).without({roles.plain}))
     home = str(cluster.pbs_home)
-    plain_log, ms_log = LogReader(cluster.hosts[PLAIN], home, "mom"), LogReader(cluster.hosts[MS], home, "mom")
+    plain_log = LogReader(cluster.hosts[roles.plain], home, "mom")
+    ms_log = LogReader(cluster.hosts[roles.primary], home, "mom")
     plain_log.expect(f"Job;{re.escape(first)};DELETE_JOB2 received", since, 30)
-    ms_log.expect(rf"Job;{re.escape(first)};{PLAIN} cput=\d\d:\d\d:\d\d mem=\d+kb$", since, 30)
+    ms_log.expect(rf"Job;{re.escape(first)};{roles.plain} cput=\d\d:\d\d:\d\d mem=\d+kb$", since, 30)
     wait_until(
-        lambda: task_jobs(cluster, PLAIN),
+        lambda: task_jobs(cluster, roles.owner, roles.plain),
         lambda got: got == Counter({second: 1}),
         timeout=30,
-        describe=f"only {second}'s task left on {PLAIN}",
+        describe=f"only {second}'s task left on {roles.plain}",
     )
-    assert task_jobs(cluster, shared) == both
-    wait_until(lambda: node_jobs(pbs, PLAIN), lambda got: got == [second], timeout=30, describe=f"{PLAIN} jobs")
-    assert int(pbs.nodes.status(PLAIN)["resources_assigned"]["ncpus"]) == 1  # the second job's chunk
+    assert task_jobs(cluster, roles.owner, shared) == both
+    wait_until(
+        lambda: node_jobs(pbs, roles.plain), lambda got: got == [second], timeout=30, describe=f"{roles.plain} jobs"
+    )
+    assert int(pbs.nodes.status(roles.plain)["resources_assigned"]["ncpus"]) == 1  # the second job's chunk
     unchanged(pbs, second, second_before)
     plain_log.absent(f"Job;{re.escape(second)};DELETE_JOB2", since)
-    ms_log.absent(rf"Job;{re.escape(second)};{PLAIN} cput=", since)
+    ms_log.absent(rf"Job;{re.escape(second)};{roles.plain} cput=", since)
     accounting(pbs).wait_for(first, "uc", 2, since, timeout=30)
     assert accounting(pbs).of(second, "uc", since) == []
 
 
 @pytest.mark.spec("RD-1")
-def test_error_cray_node(pbs, running_job, request, conformance) -> None:
+def test_error_cray_node(pbs, roles, running_job, request, conformance) -> None:
     """A vnode typed as a Cray XC node cannot be released (vntype is restored before the baseline check)."""
     job_id, before, since = running_job
-    assert pbs.server.set({"resources_available.vntype": "cray_login"}, obj="node", name=PLAIN).ok
-    request.addfinalizer(lambda: pbs.server.unset("resources_available.vntype", obj="node", name=PLAIN))
-    res = pbs.jobs.release_nodes(job_id, [PLAIN], user=OWNER)
+    assert pbs.server.set({"resources_available.vntype": "cray_login"}, obj="node", name=roles.plain).ok
+    request.addfinalizer(lambda: pbs.server.unset("resources_available.vntype", obj="node", name=roles.plain))
+    res = pbs.jobs.release_nodes(job_id, [roles.plain], user=roles.owner)
     assert not res.ok
-    assert res.stderr.strip() == f"pbs_release_nodes: not currently supported on Cray X* series nodes: {PLAIN}"
+    assert res.stderr.strip() == f"pbs_release_nodes: not currently supported on Cray X* series nodes: {roles.plain}"
     unchanged(pbs, job_id, before)
     assert accounting(pbs).of(job_id, "uc", since) == []
     conformance.difference(
         "RD-1",
-        spec_says=f"pbs_release_nodes: not currently supported on Cray XC systems nodes: {PLAIN}",
+        spec_says=f"pbs_release_nodes: not currently supported on Cray XC systems nodes: {roles.plain}",
         openpbs_does=res.stderr.strip(),
         evidence=res.stderr.strip(),
     )
 
 
 @pytest.mark.spec("RD-2", "RD-3", "RD-4", "RD-5")
-def test_release_by_command_then_the_rest_at_stageout(pbs, cluster, blocked_stageout) -> None:
+def test_release_by_command_then_the_rest_at_stageout(pbs, cluster, roles, blocked_stageout) -> None:
     """Two phases end early: the command releases the plain host, the stageout the multi-vnode host;
     then 'e' closes the primary-only phase and 'E' keeps the original request."""
-    attributes = {"stageout": blocked_stageout.attribute(MS), RELNODES_ATTR: "true"}
-    job_id, before, since = start_job(pbs, cluster, attributes=attributes)
+    attributes = {"stageout": blocked_stageout.attribute(roles.primary), RELNODES_ATTR: "true"}
+    job_id, before, since = start_job(pbs, cluster, roles, attributes=attributes)
     assigned = Assignment.of(before["exec_vnode"])
-    assert pbs.jobs.release_nodes(job_id, [PLAIN], user=OWNER).ok
-    assert pbs.jobs.delete(job_id, user=OWNER).ok
+    assert pbs.jobs.release_nodes(job_id, [roles.plain], user=roles.owner).ok
+    assert pbs.jobs.delete(job_id, user=roles.owner).ok
     staging = pbs.jobs.wait(job_id, job_state="E", substate=STAGEOUT_SUBSTATE, timeout=60)
-    ms_only = assigned.only({s.vnode for c in assigned.chunks for s in c if s.host == MS})
+    ms_only = assigned.only({s.vnode for c in assigned.chunks for s in c if s.host == roles.primary})
     assert_job_matches(staging, ms_only)
-    released_vnode_logs(cluster, job_id, assigned.without(ms_only.vnodes()), since)
+    released_vnode_logs(cluster, roles, job_id, assigned.without(ms_only.vnodes()), since)
     assert blocked_stageout.drain() == blocked_stageout.payload
     pbs.jobs.wait(job_id, job_state="F", timeout=60)
     records = accounting(pbs).wait_for(job_id, "ucE", 5, since, timeout=30)
     assert [r.type for r in records] == ["u", "c", "u", "c", "E"]
     assert [Assignment.of(r.fields["exec_vnode"]) for r in records[:4]] == [
         assigned,
-        assigned.without({PLAIN}),
-        assigned.without({PLAIN}),
+        assigned.without({roles.plain}),
+        assigned.without({roles.plain}),
         ms_only,
     ]
     (last,) = accounting(pbs).of(job_id, "e", since)
