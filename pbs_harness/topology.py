@@ -61,6 +61,21 @@ class Users:
     operator: str | None
     manager: str | None
 
+    def account(self, role: str) -> str | None:
+        """The account playing `role` (owner, other, operator, manager); None for "root" (a command
+        given no user runs as root). Skips when the inventory names no PBS operator or manager."""
+        if role == "root":
+            return None
+        if role not in ("owner", "other", "operator", "manager"):
+            raise ValueError(f"unknown user role {role!r}")
+        name: str | None = getattr(self, role)
+        if name is None:
+            pytest.skip(
+                f"needs a PBS {role} among the test accounts: list one in {USERS_VAR} and name it in "
+                f"openpbs_server_attributes.{role}s (as inventory/local/group_vars/pbs_server/openpbs_server.yml does)"
+            )
+        return name
+
 
 @dataclass(frozen=True)
 class Topology:

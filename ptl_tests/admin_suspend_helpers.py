@@ -16,8 +16,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import pytest
-
 from pbs_harness.cluster import Cluster
 from pbs_harness.pbs.client import Pbs
 from pbs_harness.pbs.nodes import states
@@ -40,21 +38,6 @@ SCHED_SUSPENDED = 45  # JOB_SUBSTATE_SCHSUSP: suspended by the scheduler (preemp
 RUNNING = 42
 
 SLEEP = 600  # seconds: longer than any test, the jobs are deleted at the end
-
-
-def user_for(topology: Topology, role: str) -> str | None:
-    """The account playing `role` ("owner", "other", "operator", "manager"), or None for "root"
-    (commands run as root when no user is given). Skips when the inventory names no PBS operator or
-    manager among its test accounts."""
-    if role == "root":
-        return None
-    name: str | None = getattr(topology.users, role)
-    if name is None:
-        pytest.skip(
-            f"needs a PBS {role}: list the account in openpbs_common_users and name it in "
-            f"openpbs_server_attributes.{role}s (as inventory/local/group_vars/pbs_server/openpbs_server.yml does)"
-        )
-    return name
 
 
 def localssd_vnode(topology: Topology) -> str:

@@ -63,19 +63,6 @@ class Roles:
             )
         return found[0]
 
-    def user(self, part: str) -> str:
-        """The account playing `part`: owner, other, operator or manager (the test skips without it)."""
-        name = {
-            "owner": self.owner,
-            "other": self.other,
-            "operator": self.topology.users.operator,
-            "manager": self.topology.users.manager,
-        }[part]
-        if name is None:
-            attr = {"operator": "operators", "manager": "managers"}[part]
-            pytest.skip(f"needs a PBS {part}: name one of openpbs_common_users in openpbs_server_attributes.{attr}")
-        return name
-
 
 def standard_select(roles: Roles) -> str:
     """The standard job: one chunk per host, so the middle chunk is a super-chunk over three vnodes

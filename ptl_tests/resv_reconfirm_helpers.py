@@ -19,8 +19,6 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-import pytest
-
 from pbs_harness.cluster import Cluster
 from pbs_harness.evidence.accounting import AccountingReader, AccountingRecord
 from pbs_harness.evidence.logs import LogReader
@@ -43,17 +41,6 @@ SUB_CONFIRMED, SUB_RUNNING, SUB_DEGRADED, SUB_IN_CONFLICT = "2", "5", "10", "12"
 # connection at once; a partition is only noticed when TPP's TCP keepalive (30 s idle + 3 probes
 # 10 s apart, src/lib/Libtpp/tpp_util.c) or its 60 s TCP_USER_TIMEOUT gives up on the link.
 DETECTION = {"offline": 10, "maintenance": 10, "kill_mom": 20, "crash_host": 20, "partition": 120}
-
-
-def privileged(topology: Topology, role: str) -> str:
-    """The PBS operator or manager test account; skips when the inventory names none."""
-    name = getattr(topology.users, role)
-    if name is None:
-        pytest.skip(
-            f"needs a PBS {role} among the test users: name one of openpbs_common_users in "
-            f"openpbs_server_attributes.{role}s"
-        )
-    return name
 
 
 def vnodes_of(exec_vnode: str) -> list[str]:

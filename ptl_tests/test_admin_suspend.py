@@ -43,7 +43,6 @@ from ptl_tests.admin_suspend_helpers import (
     qmgr_on_a_terminal,
     restart_server,
     terminal_lines,
-    user_for,
     vnodes_of,
     wait_nodes,
     wait_procs,
@@ -300,10 +299,10 @@ def test_unprivileged_users_cannot_admin_suspend_or_resume_but_operators_and_man
     kit, pbs, cluster, topology
 ) -> None:
     (host,) = topology.plain_hosts(1)
-    operator, manager = user_for(topology, "operator"), user_for(topology, "manager")
+    operator, manager = topology.users.account("operator"), topology.users.account("manager")
     job = kit.sleepers(chunks_on([host]))
     for role in ("owner", "other"):
-        res = kit.qsig(job.job_id, "admin-suspend", user=user_for(topology, role))
+        res = kit.qsig(job.job_id, "admin-suspend", user=topology.users.account(role))
         assert (res.ok, res.stderr) == (False, cli_error("qsig", PERM, job.job_id)), role
     assert pbs.jobs.status(job.job_id)["substate"] == RUNNING
     assert all(not proc_state(cluster, p).startswith("T") for p in job.procs)
@@ -318,7 +317,7 @@ def test_unprivileged_users_cannot_admin_suspend_or_resume_but_operators_and_man
     )
 
     for role in ("owner", "other"):
-        res = kit.qsig(job.job_id, "admin-resume", user=user_for(topology, role))
+        res = kit.qsig(job.job_id, "admin-resume", user=topology.users.account(role))
         assert (res.ok, res.stderr) == (False, cli_error("qsig", PERM, job.job_id)), role
     assert pbs.jobs.status(job.job_id)["substate"] == SUSPENDED
 
@@ -334,7 +333,7 @@ def test_maintenance_jobs_is_read_only_for_everyone_and_shown_to_managers_only(k
     kit.admin(job, "admin-suspend")
     wait_nodes(pbs, {host: (MAINT, [job])})
 
-    users = {role: user_for(topology, role) for role in ("root", "manager", "operator", "owner")}
+    users = {role: topology.users.account(role) for role in ("root", "manager", "operator", "owner")}
     seen = {}
     for role, user in users.items():
         res = pbs.nodes.run("pbsnodes", "-v", host, "-F", "json", user=user)

@@ -336,7 +336,7 @@ def test_successive_releases_free_the_host_with_its_last_vnode(pbs, cluster, rol
 @pytest.mark.parametrize("who", ["owner", "root", "manager", "operator"])
 def test_release_all_sisters(pbs, cluster, roles, running_job, who: str) -> None:
     job_id, before, since = running_job
-    user = None if who == "root" else roles.user(who)
+    user = roles.topology.users.account(who)
     res = pbs.jobs.release_nodes(job_id, all_sisters=True, user=user)
     assert res.ok, res.stderr
     expected = Assignment(tuple(c for c in Assignment.of(before["exec_vnode"]).chunks if c[0].host == roles.primary))
@@ -1010,7 +1010,7 @@ def test_show_hidden_attribs_exposes_the_phases(pbs, cluster, roles, running_job
     pbs.nodes.wait_state([roles.plain], "free", timeout=30)
     assert not set(HIDDEN) & set(pbs.jobs.status(job_id)), "hidden attributes shown by default"
 
-    refused = pbs.server.set({"show_hidden_attribs": True}, user=roles.user("operator"))
+    refused = pbs.server.set({"show_hidden_attribs": True}, user=roles.topology.users.account("operator"))
     assert not refused.ok
     assert pbs.server.set({"show_hidden_attribs": True}).ok
 

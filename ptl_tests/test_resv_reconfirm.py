@@ -40,7 +40,6 @@ from ptl_tests.resv_reconfirm_helpers import (
     check_y,
     chunk_vnodes,
     job_in,
-    privileged,
     retry_epoch,
     retry_line,
     sched_log,
@@ -119,8 +118,8 @@ def test_reserve_retry_time_is_set_by_managers_only_and_shown_to_managers_only(p
     # The accounts by role (root is the superuser on every cluster, not a test account).
     user = {
         "root": "root",
-        "manager": privileged(topology, "manager"),
-        "operator": privileged(topology, "operator"),
+        "manager": topology.users.account("manager"),
+        "operator": topology.users.account("operator"),
         "owner": topology.users.owner,
     }
     ok = pbs.server.set({"reserve_retry_time": 42}, user=user["manager"])
@@ -488,7 +487,7 @@ def in_conflict(
     (pbs_rsub --hosts, by a manager) over one of its hosts from 5 s from now (inside the current
     occurrence) to `maintenance_to` seconds after the reservation's start (default: a minute before its
     end); returns it once it shows substate 12."""
-    manager = privileged(rv.topology, "manager")
+    manager = rv.topology.users.account("manager")
     kept, victim, spare = rv.topology.plain_hosts(3, ncpus=2)
     rv.steer.prefer(kept, victim, spare)
     start_in = FAR if phase == "confirmed" else SHORT

@@ -2,8 +2,6 @@
 from them) over topologies built from a fake inventory listing and a canned `pbsnodes` answer
 (tests/unit/test_topology.py's helpers; no PBS is involved)."""
 
-from dataclasses import replace
-
 import pytest
 
 from ptl_tests.ramp_down_helpers import Roles, extra_select, standard_select
@@ -13,7 +11,17 @@ from tests.unit.test_topology import NAMES, build
 def test_roles_of_the_six_host_layout() -> None:
     roles = Roles.of(build(NAMES))
     assert (roles.primary, roles.plain, roles.multi) == ("vm01", "vm02", "vm06")
-    assert (roles.owner, roles.other, roles.user("operator"), roles.user("manager")) == ("alice", "bob", "oper", "mgr")
+    assert (
+        roles.owner,
+        roles.other,
+        roles.topology.users.account("operator"),
+        roles.topology.users.account("manager"),
+    ) == (
+        "alice",
+        "bob",
+        "oper",
+        "mgr",
+    )
     assert roles.plain_hosts(4) == ["vm02", "vm03", "vm04", "vm05"]  # the localssd host last
     assert roles.ssd_host() == "vm05"
     assert standard_select(roles) == "ncpus=1:host=vm01+ncpus=3:mem=2gb:host=vm06+ncpus=2:mem=2gb:host=vm02"
@@ -29,10 +37,3 @@ def test_needs_beyond_the_standard_job_skip_only_when_asked() -> None:
         roles.plain_hosts(2)
     with pytest.raises(pytest.skip.Exception, match=r"localssd besides the primary and the plain host"):
         roles.ssd_host()
-
-
-def test_a_missing_operator_skips_naming_the_server_attribute() -> None:
-    topo = build(NAMES)
-    topo = replace(topo, users=replace(topo.users, operator=None))
-    with pytest.raises(pytest.skip.Exception, match=r"openpbs_server_attributes.operators"):
-        Roles.of(topo).user("operator")

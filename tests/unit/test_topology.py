@@ -126,3 +126,19 @@ def test_local_inventory_gives_the_parts_through_ansible_inventory(tmp_path: Pat
     assert topo.describe() == "server vm01; plain vm02, vm03, vm04, vm05; multi-vnode vm06 (+4); localssd on vm05"
     assert topo.users.owner == "pbsuser1"
     assert (topo.users.operator, topo.users.manager) == ("pbsoper", "pbsmgr")
+
+
+def test_accounts_by_role_root_is_none_and_a_missing_operator_skips() -> None:
+    users = build(NAMES).users
+    assert [users.account(r) for r in ("root", "owner", "other", "operator", "manager")] == [
+        None,
+        "alice",
+        "bob",
+        "oper",
+        "mgr",
+    ]
+    bare = topology.Users(owner="alice", other="bob", operator=None, manager=None)
+    with pytest.raises(pytest.skip.Exception, match=r"needs a PBS operator.*openpbs_server_attributes.operators"):
+        bare.account("operator")
+    with pytest.raises(ValueError, match="unknown user role"):
+        users.account("admin")
