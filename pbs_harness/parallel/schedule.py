@@ -1,9 +1,12 @@
 """Which tests go to which cluster: units that stay together, handed out longest first.
 
 A unit is what one worker runs from start to end, in collection order:
-- the tests sharing an `xdist_group` marker (any module), when a suite splits itself that way;
-- otherwise a whole module: its module-scoped fixtures, and the state its tests leave for the next
-  (a server restart at the end of one, history purged at module end), stay on one cluster.
+- the tests sharing an `xdist_group` marker (any module): tests that must see each other's state
+  on one cluster declare it;
+- otherwise a single test. Every test starts from the cluster's baseline and restores it (the
+  plugin checks), so any test may run on any cluster; module-scoped fixtures are set up once per
+  worker that runs a test of the module (they hold per-cluster things: roles, custom resources,
+  a purge at module end), which costs a little setup and keeps nothing from working.
 
 Units are handed out longest first by the durations of the last run (durations.py), each to the
 first worker that is about to run out of work (list scheduling, longest processing time first).
@@ -37,7 +40,7 @@ def group_of(item: pytest.Item) -> str | None:
 
 
 def unit_of(nodeid: str, group: str | None) -> str:
-    return f"group {group}" if group else module_of(nodeid)
+    return f"group {group}" if group else nodeid
 
 
 def units(items: Iterable[tuple[str, str | None]]) -> dict[str, str]:
@@ -101,7 +104,7 @@ def make_scheduler(config: pytest.Config, log: Any, durations: Mapping[str, floa
                 first = next(iter(self.registered_collections))
                 found = read_collection(run_dir, first.gateway.id)
                 self.unit_by_id = {n: entry["unit"] for n, entry in found.items()}
-            return (self.unit_by_id or {}).get(nodeid) or module_of(nodeid)
+            return (self.unit_by_id or {}).get(nodeid) or nodeid
 
         def _assign_work_unit(self, node: Any) -> None:
             work = {unit: list(tests) for unit, tests in self.workqueue.items()}

@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[2]
 # --- units and their order ----------------------------------------------------------------------
 
 
-def test_a_module_stays_together_unless_its_tests_declare_a_group() -> None:
+def test_each_test_is_a_unit_unless_tests_declare_a_group() -> None:
     found = schedule.units(
         [
             ("ptl_tests/test_a.py::test_1", None),
@@ -33,8 +33,8 @@ def test_a_module_stays_together_unless_its_tests_declare_a_group() -> None:
         ]
     )
     assert found == {
-        "ptl_tests/test_a.py::test_1": "ptl_tests/test_a.py",
-        "ptl_tests/test_a.py::test_2[x]": "ptl_tests/test_a.py",
+        "ptl_tests/test_a.py::test_1": "ptl_tests/test_a.py::test_1",
+        "ptl_tests/test_a.py::test_2[x]": "ptl_tests/test_a.py::test_2[x]",
         "ptl_tests/test_b.py::test_1": "group occurrences",
         "ptl_tests/test_c.py::test_9": "group occurrences",
     }
