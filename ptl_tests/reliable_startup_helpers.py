@@ -1,13 +1,14 @@
 """Helpers of the reliable-startup suites (test_reliable_startup.py, test_reliable_startup_faults.py).
 
-Layout (inventory/local): pbsh01 is the primary mom (MS) of every job (the scheduler places the
-first chunk on the first free host in node order); pbsh02..pbsh05 are plain 2-cpu sisters;
-pbsh06 is a natural vnode plus pbsh06[0..3], 1 cpu / 1gb each.
+Layout, by role (`Roles`, resolved from the `topology` fixture at run time): the server host is the
+primary mom of every job (the scheduler places the first chunk on the first free host in node
+order); four plain 2-cpu hosts are the sisters ("sister 1" .. "sister 4", in the order the padded
+job takes them); the multi-vnode host has a natural vnode plus at least four vnodes, 1 cpu / 1gb each.
 
 The standard job asks for ORIGINAL_SELECT with place=scatter. The suite's queuejob hook saves it
 in Resource_List.site and pads it with increment_chunks(1) to PADDED_SELECT: five chunks on five
-hosts (pbsh01..pbsh05 in node order). The prune hook (execjob_launch or execjob_prologue) calls
-release_nodes(keep_select=<site>) on the primary, back to three chunks.
+hosts (the primary, then sisters 1..4 in node order). The prune hook (execjob_launch or
+execjob_prologue) calls release_nodes(keep_select=<site>) on the primary, back to three chunks.
 
 Every hook body of the suite comes from ONE template, `suite_hook_body(**cfg)`: the CFG dict
 literal at its top switches the parts on (pad, tolerance, prune, vnode lists, offlining, probes).
@@ -27,6 +28,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
+import pytest
+
 from pbs_harness.cluster import Cluster
 from pbs_harness.evidence.accounting import AccountingReader
 from pbs_harness.evidence.logs import LogReader
@@ -34,15 +37,48 @@ from pbs_harness.faults.hookbodies import failing_hook_body
 from pbs_harness.pbs.client import Pbs
 from pbs_harness.pbs.moms import edit_config
 from pbs_harness.pbs.parsers import parse_exec_host, parse_exec_vnode, parse_select, size_kb
+from pbs_harness.topology import Topology
 from pbs_harness.transport import CommandError
 from pbs_harness.waits import wait_until
 
-MS = "pbsh01"
-SISTERS = ("pbsh02", "pbsh03", "pbsh04", "pbsh05")
-MULTI = "pbsh06"
-MULTI_VNODES = ("pbsh06", "pbsh06[0]", "pbsh06[1]", "pbsh06[2]", "pbsh06[3]")
-ALL_HOSTS = (MS, *SISTERS, MULTI)
-OWNER = "pbsuser1"
+
+@dataclass(frozen=True)
+class Roles:
+    """The hosts and the job owner of the suite by part, resolved from the topology at run time."""
+
+    primary: str  # the server host: primary mom (first chunk) of every job
+    sisters: tuple[str, ...]  # four plain 2-cpu hosts, in the order the padded job takes them
+    multi: str | None  # the multi-vnode host (part A only)
+    owner: str  # the test user who submits the jobs
+
+    def sister(self, n: int) -> str:
+        """Sister n, counted from 1: the padded job's (n+1)-th host."""
+        return self.sisters[n - 1]
+
+    @property
+    def node_order(self) -> tuple[str, ...]:
+        """The primary, then the sisters: the order set_node_order makes the scheduler fill them."""
+        return (self.primary, *self.sisters)
+
+    @property
+    def all_hosts(self) -> tuple[str, ...]:
+        return (*self.node_order, *((self.multi,) if self.multi else ()))
+
+
+def suite_roles(topology: Topology, *, multi_vnode: bool = True) -> Roles:
+    """The suite's roles from the cluster's topology; skips when the cluster cannot play them."""
+    if topology.server.name not in {m.name for m in topology.moms}:
+        pytest.skip(
+            f"needs the server host {topology.server.name} to be an execution host too (the primary mom of "
+            "every job): add it to group pbs_moms"
+        )
+    return Roles(
+        primary=topology.server.name,
+        sisters=tuple(topology.plain_hosts(4, ncpus=2)),
+        multi=topology.multi_vnode_host(min_vnodes=4).name if multi_vnode else None,
+        owner=topology.users.owner,
+    )
+
 
 ORIGINAL_SELECT = "ncpus=2:mem=2gb+ncpus=2:mem=2gb+ncpus=1:mem=1gb"
 PADDED_SELECT = "1:ncpus=2:mem=2gb+2:ncpus=2:mem=2gb+2:ncpus=1:mem=1gb"  # increment_chunks(1)
@@ -176,10 +212,10 @@ def prune_hook(
 # Cluster set-up
 
 
-def set_short_alarms(pbs: Pbs, cluster: Cluster, seconds: int = SHORT_ALARM) -> datetime:
+def set_short_alarms(pbs: Pbs, cluster: Cluster, primary: str, seconds: int = SHORT_ALARM) -> datetime:
     """$sister_join_job_alarm and $job_launch_delay = seconds on the primary (HUPed; the baseline
     restores mom configs); returns when, and waits for the mom to log both values."""
-    host = cluster.hosts[MS]
+    host = cluster.hosts[primary]
     config = pbs.mom_config.read(host)
     for key in (JOIN_ALARM, LAUNCH_DELAY):
         config = edit_config(config, key, str(seconds))
@@ -325,20 +361,18 @@ def expected_prune(exec_vnode: str, keep_select: str, failed_hosts: Iterable[str
     return tuple(kept)
 
 
-NODE_ORDER = (MS, *SISTERS)  # scheduler order via node Priority (sched_config: node_sort_key "sort_priority HIGH")
-
-
-def set_node_order(pbs: Pbs) -> None:
-    """Priority 60, 50, ... on pbsh01..pbsh05 so the scheduler fills them in that order whatever order
-    the server lists its nodes in (a node re-created by another suite moves to the end)."""
-    for rank, host in enumerate(NODE_ORDER):
+def set_node_order(pbs: Pbs, hosts: Sequence[str]) -> None:
+    """Priority 60, 50, ... on `hosts` (Roles.node_order: the primary, then sisters 1..4) so the
+    scheduler fills them in that order (sched_config: node_sort_key "sort_priority HIGH") whatever
+    order the server lists its nodes in (a node re-created by another suite moves to the end)."""
+    for rank, host in enumerate(hosts):
         res = pbs.server.set({"Priority": 60 - 10 * rank}, obj="node", name=host)
         if not res.ok:
             raise CommandError(res)
 
 
-def clear_node_order(pbs: Pbs) -> None:
-    for host in NODE_ORDER:
+def clear_node_order(pbs: Pbs, hosts: Sequence[str]) -> None:
+    for host in hosts:
         pbs.server.unset("Priority", obj="node", name=host)
 
 
@@ -372,16 +406,18 @@ class Run:
 
 
 class Kit:
-    """Per-test job submission into a private directory in the owner's (shared) home, and readers."""
+    """Per-test job submission into a private directory in the owner's (shared) home, and readers
+    (`mom`: the primary's mom log)."""
 
-    def __init__(self, pbs: Pbs, cluster: Cluster, user: str = OWNER) -> None:
-        self.pbs, self.cluster, self.user = pbs, cluster, user
-        self.dir = f"/home/{user}/pbsh-rs-{uuid.uuid4().hex[:8]}"
-        cluster.client.check(["mkdir", "-p", self.dir], user=user)
+    def __init__(self, pbs: Pbs, cluster: Cluster, roles: Roles) -> None:
+        self.pbs, self.cluster, self.roles = pbs, cluster, roles
+        self.primary, self.user = roles.primary, roles.owner
+        self.dir = f"/home/{self.user}/pbsh-rs-{uuid.uuid4().hex[:8]}"
+        cluster.client.check(["mkdir", "-p", self.dir], user=self.user)
         self.since = datetime.now() - timedelta(seconds=1)
         self.count = 0
         home = str(cluster.pbs_home)
-        self.mom = LogReader(cluster.hosts[MS], home, "mom")
+        self.mom = LogReader(cluster.hosts[self.primary], home, "mom")
         self.server_log = LogReader(cluster.server, home, "server")
         self.accounting = AccountingReader(cluster.server, home)
 

@@ -3,7 +3,7 @@ shared/specs/reliable-job-startup.txt). Faults after the start and the mom timer
 test_reliable_startup_faults.py.
 
 Layout and the standard job are described in ptl_tests/reliable_startup_helpers.py: the job asks
-for three chunks, a queuejob hook pads it to five (pbsh01 + four sisters), the prune hook brings it
+for three chunks, a queuejob hook pads it to five (the primary + four sisters), the prune hook brings it
 back to three with release_nodes(keep_select=<saved select>). Expected pruned values are computed
 from the job's own initial exec_vnode (its 'S' record) and the hosts that failed, with the shipped
 rule, then compared with exec_vnode/exec_host/schedselect/Resource_List, the 's' record, the
@@ -25,11 +25,9 @@ from pbs_harness.pbs.parsers import parse_select
 from pbs_harness.waits import wait_until
 from ptl_tests import jobscripts
 from ptl_tests.reliable_startup_helpers import (
-    ALL_HOSTS,
     COULD_NOT_SATISFY,
     HAVE,
     IGNORING,
-    MS,
     NEED,
     NOT_TOLERANT,
     ORIGINAL_SELECT,
@@ -41,6 +39,7 @@ from ptl_tests.reliable_startup_helpers import (
     SLEEP,
     START_ERROR,
     Kit,
+    Roles,
     assert_assignment,
     chunks_of,
     clear_node_order,
@@ -53,6 +52,7 @@ from ptl_tests.reliable_startup_helpers import (
     set_node_order,
     set_short_alarms,
     suite_hook_body,
+    suite_roles,
     wait_mom_hooks,
 )
 
@@ -61,105 +61,115 @@ pytestmark = [pytest.mark.acceptance, pytest.mark.reliable_startup, pytest.mark.
 START_TIMEOUT = 90  # short alarms: a padded job starts within ~2 x SHORT_ALARM plus a scheduling cycle
 
 
+@pytest.fixture(scope="module")
+def roles(topology) -> Roles:
+    """The primary (server host), sisters 1..4 (plain 2-cpu hosts) and the multi-vnode host."""
+    return suite_roles(topology)
+
+
 @pytest.fixture
-def kit(pbs, cluster):
-    k = Kit(pbs, cluster)
+def kit(pbs, cluster, roles):
+    k = Kit(pbs, cluster, roles)
     yield k
     k.cleanup()
 
 
 @pytest.fixture(autouse=True)
-def _node_order(pbs):
-    """Deterministic placement: the padded job lands on pbsh01..pbsh05 in that order."""
-    set_node_order(pbs)
+def _node_order(pbs, roles):
+    """Deterministic placement: the padded job lands on the primary, then sisters 1..4, in that order."""
+    set_node_order(pbs, roles.node_order)
     yield
-    clear_node_order(pbs)
+    clear_node_order(pbs, roles.node_order)
 
 
 @pytest.fixture
-def short_alarms(pbs, cluster):
-    return set_short_alarms(pbs, cluster)
+def short_alarms(pbs, cluster, roles):
+    return set_short_alarms(pbs, cluster, roles.primary)
 
 
 def report_job(kit: Kit, name: str, indexes: int = 4) -> str:
     """A job script writing its nodefile, `pbsdsh -n i` for i < indexes and pbs_tmrsh to every host."""
-    return jobscripts.pruned_job_report(str(kit.cluster.prefix), kit.report_path(name), indexes, list(ALL_HOSTS), SLEEP)
+    hosts = list(kit.roles.all_hosts)
+    return jobscripts.pruned_job_report(str(kit.cluster.prefix), kit.report_path(name), indexes, hosts, SLEEP)
 
 
 @pytest.fixture(scope="module")
-def names(cluster) -> dict[str, str]:
+def names(cluster, roles) -> dict[str, str]:
     """What `hostname` prints on each host (the job's tools print that, exec_host the node name);
     read once, while no host is paused or partitioned."""
-    return {n: cluster.hosts[n].check(["hostname"]).stdout.strip() for n in ALL_HOSTS}
+    return {n: cluster.hosts[n].check(["hostname"]).stdout.strip() for n in roles.all_hosts}
 
 
 def assert_reach(report: str, job_id: str, kept: list[str], names: dict[str, str]) -> None:
     """The job's report (report_job): the nodefile lists the kept hosts; `pbsdsh -n i` runs on the
-    i-th kept host (modulo their number); pbs_tmrsh reaches the kept hosts and refuses the others."""
+    i-th kept host (modulo their number); pbs_tmrsh reaches the kept hosts and refuses the others
+    (`names` has every host of the report, in its order)."""
     __tracebackhide__ = True
     assert jobscripts.section(report, "nodefile") == [names[h] for h in kept]
     tasks = jobscripts.section(report, "tasks")
     # pbsdsh takes the index modulo the job's node count: index 3 lands on node 0 of 3 nodes.
     pbsdsh = [t for t in tasks if t.startswith("pbsdsh-")]
     assert pbsdsh == [f"pbsdsh-{i} {names[kept[i % len(kept)]]}" for i in range(len(pbsdsh))], tasks
-    assert [t for t in tasks if t.startswith("tmrsh-")] == [f"tmrsh-{h} {names[h]}" for h in ALL_HOSTS if h in kept]
+    assert [t for t in tasks if t.startswith("tmrsh-")] == [f"tmrsh-{h} {names[h]}" for h in names if h in kept]
     tmrsh = dict(line.split(" ", 1) for line in jobscripts.section(report, "tmrsh"))
-    for host in ALL_HOSTS:
+    for host in names:
         if host in kept:
             assert tmrsh[host] == "rc=0", tmrsh
         else:
             assert f'host "{host}" is not a node in job <{job_id}>' in tmrsh[host], tmrsh
 
 
+JOIN_TIMEOUT = f"sister_join_job_alarm wait time {SHORT_ALARM} secs exceeded"
+
+
 @dataclass(frozen=True)
 class SisterFault:
-    """How a sister fails before the job starts, and what the primary mom logs about it."""
+    """How a sister fails before the job starts, and what the primary mom logs about it. The
+    sister is named by its number (Roles.sister): sisters 1 and 2 hold the padded job's 2-cpu
+    chunks after the primary's, sisters 3 and 4 its 1-cpu chunks."""
 
     name: str
-    host: str
+    sister: int  # which sister fails (1..4), resolved to a host at run time
     how: str  # begin-reject, begin-exception, prologue-reject, prologue-exception, mom-stop, partition, pause
-    evidence: str  # regex in the primary mom's log
+    start_error: str | None = None  # what the primary could not do with it (hook faults); None: a silent sister
 
     @property
     def by_hook(self) -> bool:
         return self.how.startswith(("begin-", "prologue-"))
 
-    def inject(self, nemesis):
-        """Start the fault. Hook faults first (the moms must receive them), silent ones last."""
+    def evidence(self, host: str) -> str:
+        """Regex of the failure in the primary mom's log."""
+        return START_ERROR.format(host=host, what=self.start_error) if self.start_error else JOIN_TIMEOUT
+
+    def inject(self, nemesis, host: str):
+        """Start the fault on `host`. Hook faults first (the moms must receive them), silent ones last."""
         event, _, kind = self.how.partition("-")
         if self.by_hook:
-            return nemesis.reject_hook(f"execjob_{event}", (self.host,), how=kind)
+            return nemesis.reject_hook(f"execjob_{event}", (host,), how=kind)
         start = {"mom-stop": nemesis.stop_mom, "partition": nemesis.partition, "pause": nemesis.pause_host}
-        return start[self.how](self.host)
+        return start[self.how](host)
 
 
-def start_with_fault(pbs, cluster, nemesis, fault: SisterFault, hooks) -> None:
-    """Install the test's hooks and the fault: hook faults before the moms' hook sync, silent
-    faults after it (a stopped, partitioned or paused mom cannot receive hook files)."""
-    install_hooks(pbs, cluster, hooks, [fault.inject(nemesis)] if fault.by_hook else [])
+def start_with_fault(kit: Kit, nemesis, fault: SisterFault, hooks) -> None:
+    """Install the test's hooks and the fault on its sister: hook faults before the moms' hook sync,
+    silent faults after it (a stopped, partitioned or paused mom cannot receive hook files)."""
+    host = kit.roles.sister(fault.sister)
+    install_hooks(kit.pbs, kit.cluster, hooks, [fault.inject(nemesis, host)] if fault.by_hook else [])
     if not fault.by_hook:
-        fault.inject(nemesis)
+        fault.inject(nemesis, host)
 
 
-JOIN_TIMEOUT = f"sister_join_job_alarm wait time {SHORT_ALARM} secs exceeded"
 SISTER_FAULTS = [
     # PTL t4: execjob_begin rejects on a sister that holds a big chunk.
-    SisterFault("begin-reject", "pbsh02", "begin-reject", START_ERROR.format(host="pbsh02", what="JOIN_JOB")),
-    SisterFault("begin-exception", "pbsh03", "begin-exception", START_ERROR.format(host="pbsh03", what="JOIN_JOB")),
+    SisterFault("begin-reject", 1, "begin-reject", "JOIN_JOB"),
+    SisterFault("begin-exception", 2, "begin-exception", "JOIN_JOB"),
     # PTL t5: execjob_prologue raises on a sister.
-    SisterFault(
-        "prologue-exception",
-        "pbsh03",
-        "prologue-exception",
-        START_ERROR.format(host="pbsh03", what="IM_EXEC_PROLOGUE"),
-    ),
-    SisterFault(
-        "prologue-reject", "pbsh04", "prologue-reject", START_ERROR.format(host="pbsh04", what="IM_EXEC_PROLOGUE")
-    ),
+    SisterFault("prologue-exception", 2, "prologue-exception", "IM_EXEC_PROLOGUE"),
+    SisterFault("prologue-reject", 3, "prologue-reject", "IM_EXEC_PROLOGUE"),
     # Silent sisters: they never answer the join, the primary gives up after $sister_join_job_alarm.
-    SisterFault("mom-sigstop", "pbsh02", "mom-stop", JOIN_TIMEOUT),
-    SisterFault("partition", "pbsh03", "partition", JOIN_TIMEOUT),
-    SisterFault("pause", "pbsh02", "pause", JOIN_TIMEOUT),
+    SisterFault("mom-sigstop", 1, "mom-stop"),
+    SisterFault("partition", 2, "partition"),
+    SisterFault("pause", 1, "pause"),
 ]
 
 
@@ -167,8 +177,8 @@ SISTER_FAULTS = [
 @pytest.mark.parametrize("fault", SISTER_FAULTS, ids=lambda f: f.name)
 @pytest.mark.usefixtures("short_alarms")
 def test_failed_sister_pruned_away(kit, nemesis, conformance, names, fault) -> None:
-    pbs, cluster = kit.pbs, kit.cluster
-    start_with_fault(pbs, cluster, nemesis, fault, {"pad": pad_hook(), "launch": prune_hook()})
+    pbs, failed = kit.pbs, kit.roles.sister(fault.sister)
+    start_with_fault(kit, nemesis, fault, {"pad": pad_hook(), "launch": prune_hook()})
     job_id = kit.submit(report_job(kit, "rs0"))
     job = pbs.jobs.wait(job_id, job_state="R", substate=RUNNING, timeout=START_TIMEOUT)
     assert job["tolerate_node_failures"] == "job_start"
@@ -176,23 +186,23 @@ def test_failed_sister_pruned_away(kit, nemesis, conformance, names, fault) -> N
     recs = kit.start_records(job_id)
     initial = recs["S"].fields["exec_vnode"]
     # Tolerance was exercised: the failed sister was assigned, then pruned away.
-    assert fault.host in hosts_of(initial), f"{fault.host} not in the initial exec_vnode {initial}"
+    assert failed in hosts_of(initial), f"{failed} not in the initial exec_vnode {initial}"
     assert select_chunks(recs["S"].resource_list["select"]) == select_chunks(PADDED_SELECT)
     assert recs["S"].resource_list["nodect"] == "5"
     pruned_from, pruned_to = kit.pruning(job_id)
     assert pruned_from == initial
-    kit.mom.expect(f"Job;{job_id};.*{fault.evidence}", kit.since, timeout=10)
+    kit.mom.expect(f"Job;{job_id};.*{fault.evidence(failed)}", kit.since, timeout=10)
     if fault.how.startswith(("begin", "prologue")):
-        kit.mom.expect(f"Job;{job_id};{IGNORING.format(host=fault.host)}", kit.since, timeout=10)
+        kit.mom.expect(f"Job;{job_id};{IGNORING.format(host=failed)}", kit.since, timeout=10)
 
-    expected = expected_prune(initial, ORIGINAL_SELECT, {fault.host})
+    expected = expected_prune(initial, ORIGINAL_SELECT, {failed})
     assert_assignment(job, expected, ORIGINAL_SELECT)
     assert pruned_to == job["exec_vnode"]
     assert recs["s"].fields["exec_vnode"] == job["exec_vnode"]
     assert recs["s"].fields["exec_host"] == job["exec_host"]
     assert select_chunks(recs["s"].resource_list["select"]) == select_chunks(ORIGINAL_SELECT)
     assert recs["s"].resource_list["nodect"] == "3"
-    fail_line = f"launch: found vnode_list_fail\\[{fault.host}\\]"
+    fail_line = f"launch: found vnode_list_fail\\[{failed}\\]"
     if fault.by_hook:  # the launch hook saw the rejecting sister's vnode in vnode_list_fail
         kit.mom.expect(fail_line, kit.since, timeout=10)
     else:  # a sister that never answered the join is pruned away but not listed
@@ -210,7 +220,7 @@ def test_failed_sister_pruned_away(kit, nemesis, conformance, names, fault) -> N
     assert_reach(kit.report("rs0"), job_id, kept, names)
 
     # Healthy sisters that were released are free for other jobs at once.
-    released = [h for h in hosts_of(initial) if h not in kept and h != fault.host]
+    released = [h for h in hosts_of(initial) if h not in kept and h != failed]
     pbs.nodes.wait_state(released, "free", timeout=30)
     other = kit.submit(select=f"ncpus=1:host={released[0]}", place=None)
     pbs.jobs.wait(other, job_state="R", timeout=60)
@@ -456,7 +466,10 @@ def test_release_nodes_outside_prologue_and_launch_returns_none(kit, short_alarm
 # ---------------------------------------------------------------------------------------------
 # Shapes (PTL t11, t12, t16, t17, t20)
 
-BEGIN_REJECT = {h: SisterFault(f"begin-reject-{h}", h, "begin-reject", "") for h in ALL_HOSTS}
+
+def begin_reject(sister: int) -> SisterFault:
+    """Sister `sister`'s execjob_begin hook rejects the job."""
+    return SisterFault(f"begin-reject-sister-{sister}", sister, "begin-reject", "JOIN_JOB")
 
 
 def run_pruned(
@@ -467,12 +480,13 @@ def run_pruned(
     if fault is None:
         install_hooks(kit.pbs, kit.cluster, hooks)
     else:
-        start_with_fault(kit.pbs, kit.cluster, nemesis, fault, hooks)
+        start_with_fault(kit, nemesis, fault, hooks)
     job_id = kit.submit(**submit)
     job = kit.pbs.jobs.wait(job_id, job_state="R", substate=RUNNING, timeout=START_TIMEOUT)
     initial = kit.start_records(job_id, "S")["S"].fields["exec_vnode"]
     if fault is not None:
-        assert fault.host in hosts_of(initial), f"{fault.host} not in the initial exec_vnode {initial}"
+        failed = kit.roles.sister(fault.sister)
+        assert failed in hosts_of(initial), f"{failed} not in the initial exec_vnode {initial}"
     assert kit.pruning(job_id) == (initial, job["exec_vnode"])
     return job_id, job, initial
 
@@ -480,14 +494,14 @@ def run_pruned(
 @pytest.mark.spec("RJS-2", "RJS-5", "RJS-8")
 def test_chunk_with_zero_ncpus(kit, nemesis, short_alarms) -> None:
     """PTL t11: a chunk asking for memory only is padded, seen in vnode_list and pruned like any other."""
-    select = "ncpus=2:mem=2gb+ncpus=2:mem=2gb+ncpus=0:mem=1gb"
-    job_id, job, initial = run_pruned(kit, nemesis, BEGIN_REJECT["pbsh04"], select=select, script=None)
+    select, failed = "ncpus=2:mem=2gb+ncpus=2:mem=2gb+ncpus=0:mem=1gb", kit.roles.sister(3)
+    job_id, job, initial = run_pruned(kit, nemesis, begin_reject(3), select=select, script=None)
     zero_hosts = [c[0].host for c in chunks_of(initial) if sum(s.ncpus for s in c) == 0]
     assert len(zero_hosts) == 2, initial
     for host in hosts_of(initial):
         kit.mom.expect(f"launch: found vnode_list\\[{re.escape(host)}\\]", kit.since, 10)
-    kit.mom.expect("launch: found vnode_list_fail\\[pbsh04\\]", kit.since, 10)
-    assert_assignment(job, expected_prune(initial, select, {"pbsh04"}), select)
+    kit.mom.expect(f"launch: found vnode_list_fail\\[{re.escape(failed)}\\]", kit.since, 10)
+    assert_assignment(job, expected_prune(initial, select, {failed}), select)
     s = kit.start_records(job_id, "s")["s"]
     assert s.fields["exec_vnode"] == job["exec_vnode"]
 
@@ -496,10 +510,8 @@ def test_chunk_with_zero_ncpus(kit, nemesis, short_alarms) -> None:
 def test_mpiprocs_and_ompthreads_survive_pruning(kit, nemesis, short_alarms, names) -> None:
     """PTL t12: the pruned job keeps mpiprocs/ompthreads; $PBS_NODEFILE lists each kept host mpiprocs times."""
     select = "+".join(f"ncpus={n}:mem={n}gb:mpiprocs={n}:ompthreads=1" for n in (2, 2, 1))
-    _, job, initial = run_pruned(
-        kit, nemesis, BEGIN_REJECT["pbsh02"], select=select, script=report_job(kit, "rs0", indexes=1)
-    )
-    expected = expected_prune(initial, select, {"pbsh02"})
+    _, job, initial = run_pruned(kit, nemesis, begin_reject(1), select=select, script=report_job(kit, "rs0", indexes=1))
+    expected = expected_prune(initial, select, {kit.roles.sister(1)})
     assert_assignment(job, expected, select)
     assert int(job["Resource_List"]["mpiprocs"]) == 5
     assert [c.resources.get("mpiprocs") for c in parse_select(job["schedselect"])] == ["2", "2", "1"], job[
@@ -514,12 +526,12 @@ def test_mpiprocs_and_ompthreads_survive_pruning(kit, nemesis, short_alarms, nam
 @pytest.mark.spec("RJS-8")
 def test_scatter_excl_keeps_exclusive_vnodes(kit, nemesis, short_alarms) -> None:
     """PTL t16: with place=scatter:excl the kept vnodes stay job-exclusive, the released are free."""
-    fault = SisterFault("begin-exception", "pbsh02", "begin-exception", "")
+    fault, failed = SisterFault("begin-exception", 1, "begin-exception", "JOIN_JOB"), kit.roles.sister(1)
     job_id, job, initial = run_pruned(kit, nemesis, fault, place="scatter:excl")
-    expected = expected_prune(initial, ORIGINAL_SELECT, {"pbsh02"})
+    expected = expected_prune(initial, ORIGINAL_SELECT, {failed})
     assert_assignment(job, expected, ORIGINAL_SELECT)
     kept = [s.host for c in expected for s in c]
-    released = [h for h in hosts_of(initial) if h not in kept and h != "pbsh02"]
+    released = [h for h in hosts_of(initial) if h not in kept and h != failed]
     kit.pbs.nodes.wait_state(kept, "job-exclusive", timeout=30)
     kit.pbs.nodes.wait_state(released, "free", timeout=30)
     assert kit.start_records(job_id, "s")["s"].fields["Resource_List.place"] == "scatter:excl"
@@ -527,12 +539,12 @@ def test_scatter_excl_keeps_exclusive_vnodes(kit, nemesis, short_alarms) -> None
 
 @pytest.mark.spec("RJS-2", "RJS-8")
 def test_place_free_breaks_a_super_chunk(kit, nemesis, short_alarms) -> None:
-    """PTL t17: with place=free a padded chunk spans two vnodes of pbsh06; keep_select takes one
-    cpu of it, so the kept chunk is a part of the super-chunk."""
-    select = "ncpus=1:host=pbsh01+ncpus=2:host=pbsh06"
+    """PTL t17: with place=free a padded chunk spans two vnodes of the multi-vnode host; keep_select
+    takes one cpu of it, so the kept chunk is a part of the super-chunk."""
+    select = f"ncpus=1:host={kit.roles.primary}+ncpus=2:host={kit.roles.multi}"
     keep = "ncpus=1+ncpus=1"
     job_id, job, initial = run_pruned(kit, nemesis, None, keep=keep, select=select, place="free")
-    assert [len(c) for c in chunks_of(initial)] == [1, 2, 2], initial  # super-chunks over pbsh06 vnodes
+    assert [len(c) for c in chunks_of(initial)] == [1, 2, 2], initial  # super-chunks over the multi-vnode host
     expected = expected_prune(initial, keep)
     assert [s.vnode for s in expected[1]] == [chunks_of(initial)[1][0].vnode]
     assert_assignment(job, expected, keep)
@@ -545,9 +557,9 @@ def test_job_array_pruned_per_subjob_in_prologue(kit, nemesis, short_alarms) -> 
     """PTL t20: every subjob is padded, started on the failed sister too, and pruned by an
     execjob_prologue hook; each has its own 'S' and 's' record."""
     pbs = kit.pbs
-    select, fault = "ncpus=1+ncpus=1", BEGIN_REJECT["pbsh03"]
+    select, failed = "ncpus=1+ncpus=1", kit.roles.sister(2)
     hooks = {"pad": pad_hook(), "prolo": prune_hook("execjob_prologue")}
-    start_with_fault(pbs, kit.cluster, nemesis, fault, hooks)
+    start_with_fault(kit, nemesis, begin_reject(2), hooks)
     # One subjob at a time: when two subjobs were pruned in the same second, one of them stayed
     # in substate 41 (seen once; see docs/suites/reliable_startup.md).
     array_id = kit.submit(select=select, array="1-2", attributes={"max_run_subjobs": 1})
@@ -559,9 +571,9 @@ def test_job_array_pruned_per_subjob_in_prologue(kit, nemesis, short_alarms) -> 
         job = pbs.jobs.wait(sub, job_state="R", substate=RUNNING, timeout=START_TIMEOUT)
         recs = kit.start_records(sub)
         initial = recs["S"].fields["exec_vnode"]
-        assert fault.host in hosts_of(initial), f"{sub}: {initial}"
+        assert failed in hosts_of(initial), f"{sub}: {initial}"
         assert select_chunks(recs["S"].resource_list["select"]) == select_chunks("1:ncpus=1+2:ncpus=1")
-        assert_assignment(job, expected_prune(initial, select, {fault.host}), select)
+        assert_assignment(job, expected_prune(initial, select, {failed}), select)
         assert recs["s"].fields["exec_vnode"] == job["exec_vnode"]
         assert kit.pruning(sub) == (initial, job["exec_vnode"])
         kit.mom.expect(f"prolo: job.exec_vnode={re.escape(job['exec_vnode'])}", kit.since, 10)
@@ -595,13 +607,13 @@ def site_hooks(pbs, cluster):
         assert export_config(pbs, hook) == text, f"{hook} config not restored"
 
 
-def wait_mom_config(cluster, hook: str, text: str) -> None:
+def wait_mom_config(cluster, host: str, hook: str, text: str) -> None:
     path = f"{cluster.pbs_home}/mom_priv/hooks/{hook}.CF"
     wait_until(
-        lambda: cluster.hosts[MS].run(["cat", path]).stdout,
+        lambda: cluster.hosts[host].run(["cat", path]).stdout,
         lambda got: got.strip() == text.strip(),
         timeout=180,
-        describe=f"{path} on {MS} is the imported config",
+        describe=f"{path} on {host} is the imported config",
     )
 
 
@@ -609,19 +621,19 @@ def wait_mom_config(cluster, hook: str, text: str) -> None:
 def test_site_hook_pack_prunes_a_silent_sister(kit, nemesis, short_alarms, site_hooks, conformance) -> None:
     """The deployed rjs_pad/rjs_prune pair, end to end. rjs_prune keeps release_nodes()'s result
     referenced (hooks/reliable_startup.md): before it did, pbs_python died as the hook ended."""
-    pbs = kit.pbs
+    pbs, silent = kit.pbs, kit.roles.sister(2)
     wait_mom_hooks(pbs, kit.cluster)
-    nemesis.stop_mom("pbsh03")
+    nemesis.stop_mom(silent)
     job_id = kit.submit()
     job = pbs.jobs.wait(job_id, job_state="R", substate=RUNNING, timeout=START_TIMEOUT)
     assert job["tolerate_node_failures"] == "job_start"
     assert select_chunks(job["Resource_List"]["site"]) == select_chunks(ORIGINAL_SELECT)
     recs = kit.start_records(job_id)
     initial = recs["S"].fields["exec_vnode"]
-    assert "pbsh03" in hosts_of(initial), initial
+    assert silent in hosts_of(initial), initial
     assert select_chunks(recs["S"].resource_list["select"]) == select_chunks(PADDED_SELECT)
     kit.mom.expect(f"Job;{job_id};{JOIN_TIMEOUT}", kit.since, 10)
-    assert_assignment(job, expected_prune(initial, ORIGINAL_SELECT, {"pbsh03"}), ORIGINAL_SELECT)
+    assert_assignment(job, expected_prune(initial, ORIGINAL_SELECT, {silent}), ORIGINAL_SELECT)
     assert kit.pruning(job_id) == (initial, job["exec_vnode"])
     assert recs["s"].fields["exec_vnode"] == job["exec_vnode"]
     kit.mom.expect(f"reliable_startup: pruned to exec_vnode={re.escape(job['exec_vnode'])}", kit.since, 10)
@@ -648,8 +660,9 @@ def test_site_hook_pack_deletes_when_pruning_fails(kit, nemesis, short_alarms, s
     prune_config = '{"on_prune_failure": "delete"}'
     site_hooks("rjs_prune", prune_config)
     wait_mom_hooks(pbs, kit.cluster)
-    wait_mom_config(kit.cluster, "rjs_prune", prune_config)
-    for host in ("pbsh02", "pbsh03"):  # the 2-cpu sisters: only pbsh01 keeps 2 cpus
+    wait_mom_config(kit.cluster, kit.primary, "rjs_prune", prune_config)
+    silent = [kit.roles.sister(1), kit.roles.sister(2)]
+    for host in silent:  # the 2-cpu sisters: only the primary keeps 2 cpus
         nemesis.stop_mom(host)
     job_id = kit.submit()
     kit.mom.expect(f"Job;{job_id};{re.escape(NEED.format(keep=ORIGINAL_SELECT))}", kit.since, START_TIMEOUT)
@@ -658,7 +671,7 @@ def test_site_hook_pack_deletes_when_pruning_fails(kit, nemesis, short_alarms, s
     # Exiting: it stays E until the silent sisters answer (after the heal), then it finishes.
     pbs.jobs.wait(job_id, job_state=("E", "F"), timeout=60)
     initial = kit.start_records(job_id, "S")["S"].fields["exec_vnode"]
-    assert {"pbsh02", "pbsh03"} <= set(hosts_of(initial)), initial
+    assert set(silent) <= set(hosts_of(initial)), initial
     assert not kit.accounting.of(job_id, "s", kit.since)
 
 
@@ -666,19 +679,19 @@ def test_site_hook_pack_deletes_when_pruning_fails(kit, nemesis, short_alarms, s
 def test_two_failed_sisters_a_bigger_chunk_serves_the_small_one(kit, nemesis, short_alarms) -> None:
     """PTL t6: both 1-cpu chunks fail (execjob_begin reject on one host, execjob_prologue
     exception on the other), so the 1-cpu chunk of keep_select is cut out of a spare 2-cpu chunk."""
-    pbs = kit.pbs
+    pbs, at_prologue, at_begin = kit.pbs, kit.roles.sister(3), kit.roles.sister(4)  # the 1-cpu sisters
     # A reject and an exception, as PTL's t6 mixes them.
-    begin = nemesis.reject_hook("execjob_begin", ("pbsh05",), how="reject")
-    prologue = nemesis.reject_hook("execjob_prologue", ("pbsh04",), how="exception")
+    begin = nemesis.reject_hook("execjob_begin", (at_begin,), how="reject")
+    prologue = nemesis.reject_hook("execjob_prologue", (at_prologue,), how="exception")
     install_hooks(pbs, kit.cluster, {"pad": pad_hook(), "launch": prune_hook()}, [begin, prologue])
     job_id = kit.submit()
     job = pbs.jobs.wait(job_id, job_state="R", substate=RUNNING, timeout=START_TIMEOUT)
     initial = kit.start_records(job_id, "S")["S"].fields["exec_vnode"]
     small = [c[0].host for c in chunks_of(initial) if c[0].ncpus == 1]
-    assert small == ["pbsh04", "pbsh05"], initial  # the failures hit exactly the small chunks
-    kit.mom.expect(f"Job;{job_id};{START_ERROR.format(host='pbsh05', what='JOIN_JOB')}", kit.since, 10)
-    kit.mom.expect(f"Job;{job_id};{START_ERROR.format(host='pbsh04', what='IM_EXEC_PROLOGUE')}", kit.since, 10)
-    expected = expected_prune(initial, ORIGINAL_SELECT, {"pbsh04", "pbsh05"})
+    assert small == [at_prologue, at_begin], initial  # the failures hit exactly the small chunks
+    kit.mom.expect(f"Job;{job_id};{START_ERROR.format(host=at_begin, what='JOIN_JOB')}", kit.since, 10)
+    kit.mom.expect(f"Job;{job_id};{START_ERROR.format(host=at_prologue, what='IM_EXEC_PROLOGUE')}", kit.since, 10)
+    expected = expected_prune(initial, ORIGINAL_SELECT, {at_prologue, at_begin})
     assert (expected[2][0].ncpus, expected[2][0].host) == (1, hosts_of(initial)[2])
     assert_assignment(job, expected, ORIGINAL_SELECT)
     assert kit.pruning(job_id) == (initial, job["exec_vnode"])

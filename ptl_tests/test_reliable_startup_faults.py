@@ -4,8 +4,9 @@
 Every job here is the suite's standard job (reliable_startup_helpers): the queuejob hook pads
 ORIGINAL_SELECT to five chunks (2, 2, 2, 1, 1 cpus) and makes it tolerant; the launch hook logs
 vnode_list / vnode_list_fail and prunes back with release_nodes(keep_select=<site>). Which host
-takes which chunk (pbsh01..pbsh05 on the deployed cluster) is predicted from the server's vnode
-order (`chunk_hosts`), and a test fails a sister by its chunk role, e.g. "the second 2-cpu one".
+takes which chunk (the primary, i.e. the server host, then four sisters) is predicted from the
+server's vnode order (`chunk_hosts`), and a test fails a sister by its chunk role, e.g. "the second
+2-cpu one".
 
 Failures are real and happen AFTER the sister was assigned: a hook (nemesis.reject_hook) rejects,
 raises or sleeps on it; a sister whose hook sleeps is then SIGKILLed, SIGSTOPped or its whole host
@@ -41,7 +42,6 @@ from ptl_tests.reliable_startup_helpers import (
     LAUNCH_SET_REFUSED,
     LAUNCH_SET_REFUSED_OLD,
     MOM_EVENTS,
-    MS,
     PBSEVENT_SYSTEM,
     PRERUN,
     PROLOGUES_INCOMPLETE,
@@ -50,6 +50,7 @@ from ptl_tests.reliable_startup_helpers import (
     START_ERROR,
     UPDATED_NODES,
     Kit,
+    Roles,
     assert_assignment,
     chunks_of,
     expected_prune,
@@ -60,6 +61,7 @@ from ptl_tests.reliable_startup_helpers import (
     seconds_between,
     set_mom_options,
     suite_hook_body,
+    suite_roles,
     wait_mom_hooks,
 )
 
@@ -98,11 +100,17 @@ def predicted_hosts(nodes: dict[str, dict]) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def chunk_hosts(pbs) -> list[str]:
-    """The hosts of the padded standard job's five chunks, primary first (pbsh01..pbsh05 on the
-    deployed cluster). A vnode showing assigned ncpus without any job (left by an earlier suite,
-    seen after a server restart following a node release) is repaired with a server restart,
-    which recomputes the assignments from the running jobs."""
+def roles(topology) -> Roles:
+    """The primary (server host) and sisters 1..4 (plain 2-cpu hosts); no multi-vnode host needed."""
+    return suite_roles(topology, multi_vnode=False)
+
+
+@pytest.fixture(scope="module")
+def chunk_hosts(pbs, roles) -> list[str]:
+    """The hosts of the padded standard job's five chunks, primary first (the primary, then
+    sisters 1..4 on the deployed cluster). A vnode showing assigned ncpus without any job (left
+    by an earlier suite, seen after a server restart following a node release) is repaired with a
+    server restart, which recomputes the assignments from the running jobs."""
     # The baseline restore repairs these after each test; this catches one left before the session.
     if baseline.phantom_assignments(pbs):
         restart_server(pbs)
@@ -111,14 +119,14 @@ def chunk_hosts(pbs) -> list[str]:
     nodes = pbs.nodes.all()
     hosts = predicted_hosts(nodes)
     assert len(hosts) == len(PADDED_CHUNKS), f"the padded standard job does not fit: {hosts}"
-    assert hosts[0] == MS, hosts
+    assert hosts[0] == roles.primary, hosts
     return hosts
 
 
 @pytest.fixture
-def kit(pbs, cluster, chunk_hosts):
+def kit(pbs, cluster, roles, chunk_hosts):
     """The suite's Kit, plus `chunk_hosts`: index 1, 2 are the 2-cpu sisters, 3, 4 the 1-cpu ones."""
-    k = Kit(pbs, cluster)
+    k = Kit(pbs, cluster, roles)
     k.chunk_hosts = chunk_hosts
     yield k
     k.cleanup()
@@ -155,8 +163,10 @@ def wait_prerun_on(kit: Kit, job_id: str, host: str) -> dict:
     return job
 
 
-def marker(kit: Kit, tag: str, event: str, host: str = MS, timeout: float = 60):
-    """The "<tag> <event> on <host>: started" line of a probe hook in that host's mom log."""
+def marker(kit: Kit, tag: str, event: str, host: str | None = None, timeout: float = 60):
+    """The "<tag> <event> on <host>: started" line of a probe hook in that host's mom log (the
+    primary's by default)."""
+    host = host or kit.primary
     return kit.mom_of(host).expect(f"{tag} {event} on {host}: started", kit.since, timeout)
 
 
@@ -166,8 +176,8 @@ def marker(kit: Kit, tag: str, event: str, host: str = MS, timeout: float = 60):
 
 @pytest.mark.spec("RJS-3", "RJS-4")
 @pytest.mark.parametrize("read_at", ["hup", "mom start"])
-def test_timer_options_are_logged_when_the_mom_reads_its_config(pbs, cluster, nemesis, read_at: str) -> None:
-    host = "pbsh02"  # any mom logs them; a sister's restart disturbs nothing else
+def test_timer_options_are_logged_when_the_mom_reads_its_config(pbs, cluster, nemesis, roles, read_at: str) -> None:
+    host = roles.sister(1)  # any mom logs them; a sister's restart disturbs nothing else
     since = set_mom_options(pbs, cluster, host, {JOIN_ALARM: 11, LAUNCH_DELAY: 13})
     if read_at == "mom start":
         fault = nemesis.kill_mom(host)
@@ -193,7 +203,7 @@ def test_join_alarm_bounds_the_wait_for_a_silent_sister(pbs, cluster, nemesis, k
     joining): the job sits in R/41 with its padded assignment, pbs_release_nodes is refused, then
     the primary gives up on the sister after the alarm and the launch hook prunes it."""
     alarm, silent = 9, kit.chunk_hosts[2]
-    set_mom_options(pbs, cluster, MS, {JOIN_ALARM: alarm, LAUNCH_DELAY: 20})
+    set_mom_options(pbs, cluster, kit.primary, {JOIN_ALARM: alarm, LAUNCH_DELAY: 20})
     fault = nemesis.reject_hook("execjob_begin", (silent,), how="sleep", seconds=alarm + 10)
     hooks = {"fb_pad": pad_hook(), "fb_launch": prune_hook(), "fb_begin": probe_hook("fb", "execjob_begin", alarm=10)}
     install(pbs, cluster, hooks, [fault])
@@ -220,7 +230,7 @@ def test_join_alarm_bounds_the_wait_for_a_silent_sister(pbs, cluster, nemesis, k
         evidence=exceeded.raw,
     )
     # No execjob_prologue hook: the primary launches without waiting for $job_launch_delay (20).
-    launch = kit.mom.expect(f"launch: found vnode_list\\[{MS}\\]", kit.since, timeout=30)
+    launch = kit.mom.expect(f"launch: found vnode_list\\[{kit.primary}\\]", kit.since, timeout=30)
     assert seconds_between(exceeded.time, launch.time) <= 3, (exceeded.raw, launch.raw)
     conformance.difference(
         "RJS-4",
@@ -284,7 +294,7 @@ def test_qrerun_of_a_job_waiting_on_a_silent_sister(pbs, cluster, nemesis, kit) 
     the same silent sister and is pruned without it (run_count 2). When OpenPBS instead starts the
     job despite the rerun (a known intermittent defect), the test is an xfail showing the lines."""
     alarm, silent = 10, kit.chunk_hosts[2]
-    set_mom_options(pbs, cluster, MS, {JOIN_ALARM: alarm, LAUNCH_DELAY: 20})
+    set_mom_options(pbs, cluster, kit.primary, {JOIN_ALARM: alarm, LAUNCH_DELAY: 20})
     fault = nemesis.reject_hook("execjob_begin", (silent,), how="sleep", seconds=alarm + 10)
     install(pbs, cluster, {"fb_pad": pad_hook(), "fb_launch": prune_hook()}, [fault])
 
@@ -343,7 +353,7 @@ def test_failed_begin_and_prologue_sisters_are_reported_and_offlined(pbs, cluste
     soon as every sister answered, without waiting out $job_launch_delay."""
     begin_fault, prologue_fault = faults
     delay, at_begin, at_prologue = 20, kit.chunk_hosts[1], kit.chunk_hosts[3]
-    set_mom_options(pbs, cluster, MS, {JOIN_ALARM: 20, LAUNCH_DELAY: delay})
+    set_mom_options(pbs, cluster, kit.primary, {JOIN_ALARM: 20, LAUNCH_DELAY: delay})
     faults = [
         nemesis.reject_hook("execjob_begin", (at_begin,), how=begin_fault),
         nemesis.reject_hook("execjob_prologue", (at_prologue,), how=prologue_fault),
@@ -364,8 +374,8 @@ def test_failed_begin_and_prologue_sisters_are_reported_and_offlined(pbs, cluste
     failed_vnodes = vnodes_of_host(initial, at_begin) + vnodes_of_host(initial, at_prologue)
     assert listed(kit, "launch", "vnode_list_fail") == sorted(failed_vnodes)
 
-    prologue = kit.mom.expect(f"prolo: found vnode_list\\[{MS}\\]", kit.since, timeout=10)
-    launch = kit.mom.expect(f"launch: found vnode_list\\[{MS}\\]", kit.since, timeout=10)
+    prologue = kit.mom.expect(f"prolo: found vnode_list\\[{kit.primary}\\]", kit.since, timeout=10)
+    launch = kit.mom.expect(f"launch: found vnode_list\\[{kit.primary}\\]", kit.since, timeout=10)
     assert seconds_between(prologue.time, launch.time) < delay / 2, (prologue.raw, launch.raw)
     kit.mom.absent(PROLOGUES_INCOMPLETE, kit.since)
 
@@ -382,7 +392,7 @@ def test_sister_failing_during_its_prologue_is_waited_for_then_pruned(pbs, clust
     acknowledgement: it launches after $job_launch_delay, saying not all prologue hooks completed;
     the sister is reported failed (vnode_list_fail) and the launch hook prunes it away."""
     delay, sister = 8, kit.chunk_hosts[2]
-    set_mom_options(pbs, cluster, MS, {JOIN_ALARM: 20, LAUNCH_DELAY: delay})
+    set_mom_options(pbs, cluster, kit.primary, {JOIN_ALARM: 20, LAUNCH_DELAY: delay})
     sleeper = nemesis.reject_hook("execjob_prologue", (sister,), how="sleep", seconds=delay + 10)
     hooks = {
         "fb_pad": pad_hook(),
@@ -413,12 +423,12 @@ def test_sister_failing_during_its_prologue_is_waited_for_then_pruned(pbs, clust
 
 
 @pytest.fixture
-def primary_timers_reset(pbs, cluster):
+def primary_timers_reset(pbs, cluster, roles):
     """The primary mom recomputes its default timers only when a hook file arrives and never drops
     back when the hooks are deleted; a HUP resets them to 30. HUP it after the test (the baseline
     restore HUPs only a changed config), so later tests find the defaults of a hook-less mom."""
     yield
-    pbs.mom_config.hup(cluster.hosts[MS])
+    pbs.mom_config.hup(cluster.hosts[roles.primary])
 
 
 @pytest.mark.spec("RJS-3", "RJS-4", "RJS-1")
@@ -426,8 +436,8 @@ def primary_timers_reset(pbs, cluster):
 def test_default_timers_are_the_sums_of_enabled_hook_alarms(pbs, cluster, nemesis, kit) -> None:
     """No $sister_join_job_alarm / $job_launch_delay in the config: two execjob_begin hooks with
     alarms 6 and 7 make the join alarm 13, two execjob_prologue hooks with alarms 5 and 6 make the
-    launch delay 11 (PTL t3). pbsh02 is SIGSTOPped before the job (it never joins), pbsh03 is
-    SIGSTOPped while its prologue hook sleeps (it never acknowledges)."""
+    launch delay 11 (PTL t3). The first 2-cpu sister is SIGSTOPped before the job (it never joins),
+    the second is SIGSTOPped while its prologue hook sleeps (it never acknowledges)."""
     join_silent, prologue_silent = kit.chunk_hosts[1], kit.chunk_hosts[2]
     begin_alarms, prologue_alarms = (6, 7), (5, 6)
     hooks = {f"fb_b{i}": probe_hook(f"fb{i}", "execjob_begin", alarm=a) for i, a in enumerate(begin_alarms)}
@@ -475,7 +485,7 @@ def test_default_join_alarm_is_30(pbs, nemesis, kit, conformance, begin_hooks: s
     install(pbs, kit.cluster, hooks)
     if begin_hooks != "none":
         kit.mom.expect(JOIN_ALARM_UPDATED.format(secs=13), kit.since, timeout=30)
-    pbs.mom_config.hup(kit.cluster.hosts[MS])  # also clears a sum an earlier test's hooks left behind
+    pbs.mom_config.hup(kit.cluster.hosts[kit.primary])  # also clears a sum an earlier test's hooks left behind
     kit.mom.expect(";pbs_mom;n/a;process_hup;reset$", kit.since, timeout=30)
     nemesis.stop_mom(silent)
 
@@ -506,10 +516,10 @@ DEFAULT_MOM_LOG_MASK = "0x3ff"  # log_event_lvl_priv in src/lib/Liblog/log_event
 
 
 @pytest.fixture
-def primary_logs_debug3(pbs, cluster):
+def primary_logs_debug3(pbs, cluster, roles):
     """$logevent 0x7ff on the primary: the tolerance decisions after start are DEBUG3 lines. A HUP
     does not reset the mask, so the finalizer sets the compiled-in default back explicitly."""
-    host = cluster.hosts[MS]
+    host = cluster.hosts[roles.primary]
     pbs.mom_config.set(host, "$logevent", "0x7ff")
     yield
     pbs.mom_config.set(host, "$logevent", DEFAULT_MOM_LOG_MASK)
@@ -525,13 +535,13 @@ def test_kept_sister_killed_after_start(pbs, cluster, nemesis, kit, tolerance: s
     'job_start' tolerates failures only during start: the primary kills the job once
     $max_poll_downtime (10 s here) has passed."""
     downtime = 10
-    set_mom_options(pbs, cluster, MS, {JOIN_ALARM: 20, LAUNCH_DELAY: 20, "$max_poll_downtime": downtime})
+    set_mom_options(pbs, cluster, kit.primary, {JOIN_ALARM: 20, LAUNCH_DELAY: 20, "$max_poll_downtime": downtime})
     install(pbs, cluster, {"fb_pad": pad_hook(tolerance=tolerance), "fb_launch": prune_hook()})
     job_id = kit.submit()
     job = pbs.jobs.wait(job_id, job_state="R", substate=RUNNING, timeout=60)
     kit.pruning(job_id)
     sister = hosts_of(job["exec_vnode"])[1]
-    assert sister != MS
+    assert sister != kit.primary
 
     killed = datetime.now() - timedelta(seconds=1)
     nemesis.kill_mom(sister)
@@ -575,7 +585,7 @@ def test_launch_hook_sets_job_and_vnode_attributes_but_not_server_ones(pbs, clus
     held = pbs.jobs.wait(job_id, job_state="H", timeout=60)
     assert held["Hold_Types"] == "s", held
     tried = {
-        what: kit.mom.expect(f"fb launch on {MS}: set {what} attribute: ", kit.since, 10)
+        what: kit.mom.expect(f"fb launch on {kit.primary}: set {what} attribute: ", kit.since, 10)
         for what in ("vnode", "job", "server")
     }
     assert tried["vnode"].message.endswith("set vnode attribute: accepted"), tried["vnode"].raw
@@ -629,7 +639,7 @@ def test_execjob_resize_runs_on_kept_sisters_after_pruning(pbs, cluster, kit) ->
     sisters: each runs the execjob_resize hook (where nothing is settable) and logs that it
     updated its nodes info; released sisters do not resize."""
     resize = probe_hook("fb", "execjob_resize", try_set=["job"])
-    set_mom_options(pbs, cluster, MS, {JOIN_ALARM: 20, LAUNCH_DELAY: 20})
+    set_mom_options(pbs, cluster, kit.primary, {JOIN_ALARM: 20, LAUNCH_DELAY: 20})
     install(pbs, cluster, {"fb_pad": pad_hook(), "fb_launch": prune_hook(), "fb_resize": resize})
     job_id = kit.submit()
     job = pbs.jobs.wait(job_id, job_state="R", substate=RUNNING, timeout=60)
@@ -657,7 +667,7 @@ def test_sister_host_crashing_while_joining_is_pruned(pbs, cluster, nemesis, kit
     """A 2-cpu sister's execjob_begin hook is sleeping (its join is not acknowledged yet) when the
     whole host crashes: the job still starts, pruned without that sister."""
     alarm, sister = 10, kit.chunk_hosts[2]
-    set_mom_options(pbs, cluster, MS, {JOIN_ALARM: alarm, LAUNCH_DELAY: 20})
+    set_mom_options(pbs, cluster, kit.primary, {JOIN_ALARM: alarm, LAUNCH_DELAY: 20})
     sleeper = nemesis.reject_hook("execjob_begin", (sister,), how="sleep", seconds=alarm + 20)
     install(pbs, cluster, {"fb_pad": pad_hook(), "fb_launch": prune_hook()}, [sleeper])
 
@@ -674,7 +684,7 @@ def test_sister_host_crashing_while_joining_is_pruned(pbs, cluster, nemesis, kit
     # (they stayed in R/41); start the next test with a fresh primary mom.
     pbs.jobs.delete(job_id, force=True)
     pbs.jobs.wait_gone(job_id, timeout=60)
-    restart = nemesis.kill_mom(MS)
-    pbs.nodes.wait_state([MS], "down", timeout=30, exact=False)
+    restart = nemesis.kill_mom(kit.primary)
+    pbs.nodes.wait_state([kit.primary], "down", timeout=30, exact=False)
     nemesis.heal(restart)
-    pbs.nodes.wait_state([MS], "free", timeout=60)
+    pbs.nodes.wait_state([kit.primary], "free", timeout=60)
