@@ -37,9 +37,9 @@ def local_spec(cluster, name: str) -> HostSpec:
     return provider.inventory_host(name, cluster.inventory.hosts[name].vars).spec
 
 
-def sister(cluster, n: int = 1) -> str:
-    """The n-th mom that is not the server host."""
-    return [m.name for m in cluster.moms if m.name != cluster.server.name][n - 1]
+def sister(topology, n: int = 1) -> str:
+    """The n-th plain execution host besides the server host (the test skips when there is none)."""
+    return topology.plain_hosts(n)[n - 1]
 
 
 def tcp_open(cluster, src: str, dst: str, port: int) -> bool:
@@ -71,8 +71,8 @@ def mom_started(cluster, host: str) -> str:
     return cluster.hosts[host].check("ps -o lstart= -C pbs_mom | head -1").stdout.strip()
 
 
-def test_partition_blocks_traffic_and_heal_restores(local, cluster, nemesis) -> None:
-    target, peer = sister(cluster, 2), sister(cluster, 1)
+def test_partition_blocks_traffic_and_heal_restores(local, cluster, nemesis, topology) -> None:
+    target, peer = sister(topology, 2), sister(topology, 1)
     assert tcp_open(cluster, peer, target, 15002)
     fault = nemesis.partition(target)
     assert network.is_partitioned(local_spec(cluster, target))
@@ -88,8 +88,8 @@ def test_partition_blocks_traffic_and_heal_restores(local, cluster, nemesis) -> 
     assert tcp_open(cluster, peer, target, 15002)
 
 
-def test_crash_kills_every_process_and_boot_brings_sshd_and_mom_back(local, cluster, pbs, nemesis) -> None:
-    target = sister(cluster, 3)
+def test_crash_kills_every_process_and_boot_brings_sshd_and_mom_back(local, cluster, pbs, nemesis, topology) -> None:
+    target = sister(topology, 3)
     spec = local_spec(cluster, target)
     before = mom_started(cluster, target)
     fault = nemesis.crash_host(target)
@@ -103,8 +103,8 @@ def test_crash_kills_every_process_and_boot_brings_sshd_and_mom_back(local, clus
     assert mom_started(cluster, target) != before
 
 
-def test_pause_freezes_and_resume_continues(local, cluster, nemesis) -> None:
-    target = sister(cluster, 4)
+def test_pause_freezes_and_resume_continues(local, cluster, nemesis, topology) -> None:
+    target = sister(topology, 4)
     spec = local_spec(cluster, target)
     fault = nemesis.pause_host(target)
     # cgroup v1 freezer: frozen tasks show state D; sshd accepts TCP (kernel) but never answers.
@@ -117,8 +117,8 @@ def test_pause_freezes_and_resume_continues(local, cluster, nemesis) -> None:
     wait_until(lambda: process_states(spec), lambda got: "D" not in got, timeout=10, describe="no task frozen (D)")
 
 
-def test_baseline_check_catches_leaked_node_state_and_server_attribute(pbs, baseline) -> None:
-    node = sister(pbs.cluster, 1)
+def test_baseline_check_catches_leaked_node_state_and_server_attribute(pbs, baseline, topology) -> None:
+    node = sister(topology, 1)
     pbs.nodes.offline(node, comment="leaked by test")
     pbs.server.set({"scheduler_iteration": 599})
     leaked = baseline_mod.diff(baseline, baseline_mod.take(pbs))
@@ -159,8 +159,8 @@ def test_failing_test_leaves_an_evidence_folder(inventory, tmp_path) -> None:
     assert str(folder) in out  # the run names where the evidence is
 
 
-def test_ctrl_c_during_a_partition_leaves_no_partition(local, cluster, tmp_path) -> None:
-    target = sister(cluster, 2)
+def test_ctrl_c_during_a_partition_leaves_no_partition(local, cluster, tmp_path, topology) -> None:
+    target = sister(topology, 2)
     ready = tmp_path / "ready"
     child = child_pytest(
         CHILDREN / "child_interrupted.py", tmp_path, local, PBSH_CHILD_TARGET=target, PBSH_CHILD_READY=str(ready)
@@ -177,9 +177,9 @@ def test_ctrl_c_during_a_partition_leaves_no_partition(local, cluster, tmp_path)
     assert not network.is_partitioned(local_spec(cluster, target)), out
 
 
-def test_ssh_side_partition_spares_the_harness_session(cluster, nemesis) -> None:
+def test_ssh_side_partition_spares_the_harness_session(cluster, nemesis, topology) -> None:
     """The partition used on inventories that are not the local cluster, exercised here."""
-    target, peer = sister(cluster, 3), sister(cluster, 1)
+    target, peer = sister(topology, 3), sister(topology, 1)
     fault = nemesis.start(SshPartition(cluster, target))
     assert not tcp_open(cluster, peer, target, 15002)
     assert cluster.hosts[target].run("true").ok  # our own session still reaches it
@@ -188,8 +188,8 @@ def test_ssh_side_partition_spares_the_harness_session(cluster, nemesis) -> None
     assert tcp_open(cluster, peer, target, 15002)
 
 
-def test_ssh_side_pause_and_kill_of_pbs_daemons(cluster, pbs, nemesis) -> None:
-    target = sister(cluster, 4)
+def test_ssh_side_pause_and_kill_of_pbs_daemons(cluster, pbs, nemesis, topology) -> None:
+    target = sister(topology, 4)
     host = cluster.hosts[target]
     fault = nemesis.start(DaemonPause(cluster, target))
     assert set(host.check("ps -o stat= -C pbs_mom").stdout.split()) <= {"T", "Tl", "Tsl", "Ts"}
@@ -202,9 +202,9 @@ def test_ssh_side_pause_and_kill_of_pbs_daemons(cluster, pbs, nemesis) -> None:
     pbs.nodes.wait_state([target], "free", timeout=60)
 
 
-def test_transport_returns_whole_outputs(cluster) -> None:
+def test_transport_returns_whole_outputs(cluster, topology) -> None:
     """Regression: sshd may send the exit status before the last output; the transport waits for EOF."""
-    host = cluster.hosts[sister(cluster, 1)]
+    host = cluster.hosts[sister(topology, 1)]
     for _ in range(20):
         res = host.run("head -c 300000 /dev/zero | base64 -w0; echo; echo done >&2")
         assert len(res.stdout) == 400001
@@ -212,7 +212,7 @@ def test_transport_returns_whole_outputs(cluster) -> None:
 
 
 def test_reject_hook_fails_the_start_on_the_chosen_sister_until_healed(cluster, pbs, nemesis, topology) -> None:
-    target = sister(cluster, 2)
+    target = sister(topology, 2)
     since = datetime.now() - timedelta(seconds=1)
     fault = nemesis.reject_hook("execjob_begin", (target,), how="reject")
     job_id = pbs.jobs.submit(
