@@ -53,6 +53,26 @@ def capture_state(cluster: Cluster, folder: Path) -> None:
         except Exception as exc:  # noqa: BLE001 - evidence is best effort
             found[name] = f"could not collect: {exc}"
     (folder / "starters.json").write_text(json.dumps(found, indent=2) + "\n")
+    capture_job_output(cluster, folder)
+
+
+# The tail of each running job's stdout/stderr as the mom spools it: what a job's own tools said
+# (pbsdsh, the script) before the test deletes the job and PBS discards the files.
+SPOOL_TAIL = (
+    'for f in {spool}/*.OU {spool}/*.ER; do [ -f "$f" ] && printf \'==> %s <==\\n\' "$f" && tail -c 4000 "$f"; done'
+)
+
+
+def capture_job_output(cluster: Cluster, folder: Path) -> None:
+    out = folder / "job-output"
+    for name, host in cluster.hosts.items():
+        try:
+            text = host.run(SPOOL_TAIL.format(spool=f"{cluster.pbs_home}/spool"), timeout=30).stdout
+        except Exception as exc:  # noqa: BLE001 - evidence is best effort
+            text = f"could not collect: {exc}\n"
+        if text.strip():
+            out.mkdir(exist_ok=True)
+            (out / f"{name}.txt").write_text(text)
 
 
 def capture_logs(cluster: Cluster, folder: Path, since: datetime) -> None:

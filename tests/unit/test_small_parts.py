@@ -70,3 +70,23 @@ def test_list_hook_parsing_joins_continuation_lines() -> None:
     assert hooks["pbs_cgroups"]["event"] == "execjob_begin,execjob_end,exechost_startup"
     assert hooks["pbs_cgroups"]["alarm"] == "90"
     assert hooks["rjs_pad"] == {"enabled": "true"}
+
+
+def test_job_output_tail_lists_each_spooled_file(tmp_path) -> None:
+    """The evidence command for spooled job output, run by the local bash on a folder standing in
+    for PBS_HOME/spool (the remote host is not involved)."""
+    import subprocess
+
+    from pbs_harness.evidence import collect
+
+    (tmp_path / "12.s1.OU").write_text("task started\n")
+    (tmp_path / "12.s1.ER").write_text("pbsdsh: tm_init failed\n")
+    (tmp_path / "12.s1.JB").write_text("binary job file, not output\n")
+    out = subprocess.run(
+        ["bash", "-c", collect.SPOOL_TAIL.format(spool=tmp_path)], capture_output=True, text=True, check=False
+    ).stdout
+    assert out == f"==> {tmp_path}/12.s1.OU <==\ntask started\n==> {tmp_path}/12.s1.ER <==\npbsdsh: tm_init failed\n"
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    quiet = subprocess.run(["bash", "-c", collect.SPOOL_TAIL.format(spool=empty)], capture_output=True, check=False)
+    assert quiet.stdout == b""
