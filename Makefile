@@ -9,6 +9,9 @@ PYTEST_ARGS ?=
 # Local clusters of `make acceptance`, one pytest-xdist worker each: auto = chosen from this machine
 # (2 per core, within memory; docs/parallel.md). CLUSTERS=1 runs the suites serially on one cluster.
 CLUSTERS  ?= auto
+# Extra arguments of `pbs-harness up` in `make acceptance`, e.g. UP_ARGS="--name-prefix ci --subnet auto"
+# (with PBS_HARNESS_STATE_DIR set) for clusters of their own beside another checkout's.
+UP_ARGS   ?=
 
 .PHONY: venv test unit lint acceptance down bench bench-suites bench-parallel clean
 
@@ -41,7 +44,7 @@ test: lint unit
 
 # Not -q: a line per finished test (suite, name, outcome, duration) keeps a long run followable.
 acceptance: venv
-	$(HARNESS) up --clusters $(CLUSTERS)
+	$(HARNESS) up --clusters $(CLUSTERS) $(UP_ARGS)
 	$(HARNESS) test --clusters $(CLUSTERS) $(PYTEST_ARGS)
 
 down: venv

@@ -57,7 +57,11 @@ def build_parser() -> argparse.ArgumentParser:
             "--hosts", type=host_count, default=DEFAULT_HOSTS, help=f"number of hosts (default {DEFAULT_HOSTS})"
         )
         p.add_argument(
-            "--subnet", type=subnet, default=DEFAULT_SUBNET, help=f"private IPv4 /24 (default {DEFAULT_SUBNET})"
+            "--subnet",
+            type=subnet,
+            default=DEFAULT_SUBNET,
+            help=f"private IPv4 /24 (default {DEFAULT_SUBNET}); auto: the first 10.X.0.0/24 that no network or "
+            "cluster of this machine uses (with --clusters N: N free /24s in a row)",
         )
         p.add_argument(
             "--name-prefix",

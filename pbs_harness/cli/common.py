@@ -92,7 +92,10 @@ def seconds(text: str) -> float:
     return value
 
 
-def subnet(text: str) -> ipaddress.IPv4Network:
+def subnet(text: str) -> ipaddress.IPv4Network | str:
+    """A private IPv4 network, or `auto` (the first free 10.X.0.0/24 base, chosen by `up`)."""
+    if text == "auto":
+        return text
     try:
         net = ipaddress.IPv4Network(text, strict=True)
     except ValueError as exc:

@@ -49,7 +49,7 @@ def free_base(base: ClusterSpec, count: int, others: list[registry.KnownCluster]
     """A base subnet 10.X.0.0/24 whose `count` member subnets no cluster and no network of this machine uses."""
     if base.prefixlen != 24:
         return None
-    for second in range(72, 255):
+    for second in range(71, 255):
         cand = replace(base, subnet=f"10.{second}.0.0/24")
         try:
             specs = [fleet.member_spec(cand, k) for k in range(1, count + 1)]
@@ -58,6 +58,26 @@ def free_base(base: ClusterSpec, count: int, others: list[registry.KnownCluster]
         if not any(network.conflicts_in(s, machine) or any(o.overlaps(s) for o in others) for s in specs):
             return cand
     return None
+
+
+def auto_subnet(args: argparse.Namespace) -> tuple[str, int | str | None]:
+    """`--subnet auto`: the subnet of the cluster already up in the state directory (a rerun keeps it),
+    else the first base 10.X.0.0/24 whose member subnets are free; with the resolved --clusters."""
+    old = state.load()
+    if old is not None:
+        return old.spec.subnet, args.clusters
+    base = ClusterSpec(host_count=args.hosts, prefix=args.name_prefix, login_user=args.login_user)
+    count = 1 if args.clusters in (None, 1) else resolve_count(args.clusters, base)
+    free = free_base(base, count, registry.known(), network.machine_networks())
+    if free is None:
+        raise PreconditionError(
+            f"--subnet auto: no base 10.X.0.0/24 has {count} free subnets in a row on this machine",
+            "take local clusters down (pbs-harness status lists them) or give --subnet explicitly",
+        )
+    progress(
+        f"--subnet auto: {free.subnet}" + (f" (through {fleet.member_spec(free, count).subnet})" if count > 1 else "")
+    )
+    return free.subnet, (count if args.clusters not in (None, 1) else args.clusters)
 
 
 def check(members: list[fleet.Member]) -> None:

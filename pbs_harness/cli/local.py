@@ -42,6 +42,11 @@ def cmd_cluster_up(args: argparse.Namespace) -> int:
     from pbs_harness.localcluster import provider, written_inventory
 
     use_state_dir(args)
+    if args.subnet == "auto":
+        from pbs_harness.cli import fleet_up
+
+        require_root()
+        args.subnet, args.clusters = fleet_up.auto_subnet(args)
     spec = _spec(args)
     require_root()
     check_state_dir()

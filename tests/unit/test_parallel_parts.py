@@ -5,6 +5,7 @@ machine's networks are given as values."""
 
 from __future__ import annotations
 
+import argparse
 import ipaddress
 import json
 from pathlib import Path
@@ -102,11 +103,51 @@ def test_fleet_names_and_subnets_that_cannot_be_made_are_refused() -> None:
 
 def test_a_free_base_subnet_skips_clusters_and_networks_in_use() -> None:
     base = ClusterSpec(subnet="10.71.0.0/24")
-    taken_cluster = registry.KnownCluster("/var/lib/pbs-harness/x", "x", "10.72.1.0/24", (), (), None)
+    taken = [
+        registry.KnownCluster("/var/lib/pbs-harness/w", "w", "10.71.2.0/24", (), (), None),
+        registry.KnownCluster("/var/lib/pbs-harness/x", "x", "10.72.1.0/24", (), (), None),
+    ]
     machine = [(ipaddress.IPv4Network("10.73.0.0/16"), "address 10.73.0.5/16 on eth1", "eth1")]
-    free = fleet_up.free_base(base, 3, [taken_cluster], machine)
+    free = fleet_up.free_base(base, 3, taken, machine)
     assert free is not None
     assert free.subnet == "10.74.0.0/24"
+
+
+def _up_args(**over: object) -> argparse.Namespace:
+    base = {"hosts": 6, "name_prefix": "ci1a2b", "login_user": None, "clusters": None}
+    return argparse.Namespace(**{**base, **over})
+
+
+def test_subnet_auto_takes_the_first_free_base_for_all_the_clusters(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--subnet auto` (CI's clusters beside another checkout's): faked are the recorded state (none),
+    the known clusters and this machine's networks."""
+    monkeypatch.setattr(fleet_up.state, "load", lambda root=None: None)
+    monkeypatch.setattr(
+        fleet_up.registry,
+        "known",
+        lambda: [registry.KnownCluster("/var/lib/pbs-harness/local", "pbsh", "10.71.0.0/24", (), (), None)],
+    )
+    monkeypatch.setattr(fleet_up.network, "machine_networks", lambda: [])
+    assert fleet_up.auto_subnet(_up_args()) == ("10.72.0.0/24", None)
+    assert fleet_up.auto_subnet(_up_args(clusters=3)) == ("10.72.0.0/24", 3)
+
+
+def test_subnet_auto_keeps_the_subnet_of_the_cluster_already_up(monkeypatch: pytest.MonkeyPatch) -> None:
+    class Up:
+        spec = ClusterSpec(subnet="10.80.0.0/24", prefix="ci1a2b")
+
+    monkeypatch.setattr(fleet_up.state, "load", lambda root=None: Up())
+    assert fleet_up.auto_subnet(_up_args(clusters=2)) == ("10.80.0.0/24", 2)
+
+
+def test_subnet_auto_with_no_free_base_says_what_to_do(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(fleet_up.state, "load", lambda root=None: None)
+    monkeypatch.setattr(fleet_up.registry, "known", lambda: [])
+    everything = [(ipaddress.IPv4Network("10.0.0.0/8"), "address 10.0.0.1/8 on eth0", "eth0")]
+    monkeypatch.setattr(fleet_up.network, "machine_networks", lambda: everything)
+    with pytest.raises(PreconditionError, match=r"no base 10\.X\.0\.0/24 has 1 free subnets") as err:
+        fleet_up.auto_subnet(_up_args())
+    assert "--subnet explicitly" in err.value.hint
 
 
 # --- memory: the preflight and the default number -------------------------------------------------

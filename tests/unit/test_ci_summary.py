@@ -1,0 +1,45 @@
+"""`.ci/summary.py`: the closing line of a CI run, and its refusal to pass a run that tested nothing.
+Runs the script on small JUnit files written here (nothing faked)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPT = ROOT / ".ci" / "summary.py"
+
+
+def junit(path: Path, tests: int, failures: int, skipped: int) -> Path:
+    path.write_text(
+        f'<testsuites><testsuite name="pytest" tests="{tests}" failures="{failures}" errors="0" '
+        f'skipped="{skipped}"></testsuite></testsuites>'
+    )
+    return path
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, str(SCRIPT), *args], check=False, capture_output=True, text=True, timeout=30)
+
+
+def test_the_closing_line_adds_up_every_file(tmp_path: Path) -> None:
+    res = run(str(junit(tmp_path / "a.xml", 10, 1, 2)), str(junit(tmp_path / "b.xml", 5, 0, 5)), "missing.xml")
+    assert res.returncode == 0
+    assert res.stdout.strip() == "ci: 7 passed, 1 failed, 7 skipped"
+
+
+def test_an_acceptance_run_where_everything_skipped_fails(tmp_path: Path) -> None:
+    res = run("--require-run", str(junit(tmp_path / "junit.xml", 186, 0, 186)))
+    assert res.returncode == 1
+    assert "no acceptance test ran (all skipped" in res.stdout
+
+
+def test_an_acceptance_run_without_results_fails(tmp_path: Path) -> None:
+    res = run("--require-run", str(tmp_path / "junit.xml"))
+    assert res.returncode == 1
+    assert "left no results" in res.stdout
+
+
+def test_an_acceptance_run_that_ran_tests_passes_the_check(tmp_path: Path) -> None:
+    assert run("--require-run", str(junit(tmp_path / "junit.xml", 186, 2, 10))).returncode == 0
