@@ -15,8 +15,8 @@ from pbs_harness.evidence import starters
 STARTER_HALF_READ = (
     "OpenPBS defect (start_exec.c get_failed_moms_and_vnodes): the job starter read the size of a "
     "failed host's name, then the name with a zero poll timeout before the primary mom had written "
-    "it; the next loop took the name as a size and readpipe() now waits forever for the rest, so the "
-    "job stays in substate 41"
+    "it; the next loop took the name as a size and readpipe() now waits forever for bytes that never "
+    "come, so the job stays in substate 41"
 )
 
 
@@ -26,7 +26,7 @@ def diagnose(cluster: Cluster) -> str | None:
         stuck: list[starters.Starter] = []
         # A host that cannot be read is no diagnosis; it never replaces the test's own failure.
         with contextlib.suppress(Exception):
-            stuck = starters.half_read_size_header(starters.starters(host))
+            stuck = starters.stuck_reading_failed_host_names(starters.starters(host))
         if stuck:
             seen = "; ".join(s.describe() for s in stuck)
             return f"{STARTER_HALF_READ}. Observed on {host.name}: starter {seen}"

@@ -73,10 +73,24 @@ def starters(host: RemoteHost) -> list[Starter]:
     return [Starter(**state) for state in json.loads(result.stdout)]
 
 
-def half_read_size_header(found: list[Starter]) -> list[Starter]:
-    """Starters blocked in read(2) on a pipe with 1..7 bytes of an 8-byte size_t still missing:
-    OpenPBS's get_failed_moms_and_vnodes() polled the size of a failed host's name, then read the
-    name with a zero timeout before the primary mom had written it; the name stayed in the pipe
-    and the next loop read it as the size of another name (readpipe blocks until 8 bytes come,
-    and none do)."""
-    return [s for s in found if s.blocked_reading_pipe and s.read_count is not None and 0 < s.read_count < 8]
+# A failed host's name as get_failed_moms_and_vnodes() sends it is at most PBS_MAXHOSTNAME (255)
+# bytes and its NUL; a read(2) for far more than that on the starter's pipe is a size made of a
+# name's bytes.
+MAX_NAME_READ = 65536
+
+
+def stuck_reading_failed_host_names(found: list[Starter]) -> list[Starter]:
+    """Starters blocked for good in OpenPBS's get_failed_moms_and_vnodes(): it polled the size of a
+    failed host's name, then read the name with a zero timeout before the primary mom had written
+    it; the name stayed in the pipe and the next loop read it as the size of another name. Two
+    shapes, by the length of the name: a name and its NUL shorter than 8 bytes leave readpipe()
+    blocked for the rest of an 8-byte size_t (1..7 bytes left, e.g. `pbsh03`); a longer one is
+    taken whole as a size and readpipe() blocks for that many bytes (far beyond any name, e.g.
+    `ci268fc03` read as 0x36326963 bytes)."""
+    return [
+        s
+        for s in found
+        if s.blocked_reading_pipe
+        and s.read_count is not None
+        and (0 < s.read_count < 8 or s.read_count > MAX_NAME_READ)
+    ]

@@ -81,7 +81,7 @@ def test_proc_reader_sees_a_starter_blocked_in_a_half_read_size() -> None:
         starter = starters.Starter(**found[0])
         assert starter.blocked_reading_pipe, starter
         assert starter.read_count == 1, starter
-        assert starters.half_read_size_header([starter]) == [starter]
+        assert starters.stuck_reading_failed_host_names([starter]) == [starter]
     finally:
         # Closing stdin makes the parent end and reap its child; the group kill is for whatever of
         # the group did not (pids are handed out in sequence, so the group id is not reused yet).
@@ -101,13 +101,15 @@ def test_proc_reader_sees_a_starter_blocked_in_a_half_read_size() -> None:
         ("pipe:[1]", 7, True),
         ("pipe:[1]", 8, False),  # nothing read yet: an ordinary wait
         ("pipe:[1]", 4, True),
+        ("pipe:[1]", 256, False),  # the longest name and its NUL: an ordinary wait
+        ("pipe:[1]", 0x36326961, True),  # seen with host ci268fc03: "ci26" taken as a size, 2 bytes read
         ("socket:[1]", 1, False),
         (None, None, False),  # not in read(2) at all
     ],
 )
-def test_half_read_signature(target: str | None, count: int | None, is_defect: bool) -> None:
+def test_stuck_starter_signature(target: str | None, count: int | None, is_defect: bool) -> None:
     s = starters.Starter(1, 2, "pipe_read", "0", 5 if target else None, target, count)
-    assert bool(starters.half_read_size_header([s])) is is_defect
+    assert bool(starters.stuck_reading_failed_host_names([s])) is is_defect
 
 
 CHILD_CONFTEST = """
