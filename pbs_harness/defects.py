@@ -7,6 +7,7 @@ what was observed; anything else stays a failure. Each entry says where it is do
 from __future__ import annotations
 
 import contextlib
+from pathlib import Path
 
 from pbs_harness.cluster import Cluster
 from pbs_harness.evidence import starters
@@ -20,8 +21,38 @@ STARTER_HALF_READ = (
 )
 
 
+# docs/suites/admin_suspend.md, "OpenPBS defects found"
+TM_INIT_ENOEVENT = (
+    "OpenPBS defect (cause not yet found): pbsdsh in a healthy running job failed in tm_init(), its "
+    "first exchange with its own mom, with TM_ENOEVENT (17001): the mom's reply carried an event "
+    "number this client never sent, so none of the job's pbsdsh tasks started"
+)
+TM_INIT_ENOEVENT_TEXT = "tm_init failed, rc = unknown (17001)"
+
+
 def diagnose(cluster: Cluster) -> str | None:
     """The known defect the cluster shows right now, with the observation, or None."""
+    return _stuck_starter(cluster) or _tm_init_enoevent(cluster)
+
+
+def _tm_init_enoevent(cluster: Cluster) -> str | None:
+    """pbsdsh's tm_init failure in the spooled output of a job the server still has (old spool
+    files of finished jobs are no diagnosis)."""
+    with contextlib.suppress(Exception):
+        listed = cluster.server.run([cluster.bin("qstat"), "-t", "-w"], timeout=30).stdout.split()
+        for host in cluster.moms:
+            spool = cluster.pbs_home / "spool"
+            found = host.run(
+                f"grep -l -F '{TM_INIT_ENOEVENT_TEXT}' {spool}/*.OU {spool}/*.ER 2>/dev/null", timeout=30
+            ).stdout.split()
+            jobs = sorted({Path(f).name.rsplit(".", 1)[0] for f in found} & set(listed))
+            if jobs:
+                seen = f"`{TM_INIT_ENOEVENT_TEXT}` in the output of {', '.join(jobs)}"
+                return f"{TM_INIT_ENOEVENT}. Observed on {host.name}: {seen}"
+    return None
+
+
+def _stuck_starter(cluster: Cluster) -> str | None:
     for host in cluster.moms:
         stuck: list[starters.Starter] = []
         # A host that cannot be read is no diagnosis; it never replaces the test's own failure.

@@ -24,6 +24,7 @@ from pbs_harness import defects, precheck, project, session_lock, testrun
 from pbs_harness import inventory as inventory_mod
 from pbs_harness import topology as topology_mod
 from pbs_harness.cluster import Cluster
+from pbs_harness.defect_retry import DEFECT_KEY, attempt_of
 from pbs_harness.errors import HarnessError, UnreachableError
 from pbs_harness.evidence import collect
 from pbs_harness.faults import Nemesis
@@ -61,7 +62,6 @@ def _warn_repair(text: str) -> None:
 
 REPORTS_KEY = pytest.StashKey[dict[str, pytest.TestReport]]()
 EVIDENCE_KEY = pytest.StashKey[list[str]]()
-DEFECT_KEY = pytest.StashKey[str]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -97,6 +97,8 @@ def pytest_configure(config: pytest.Config) -> None:
 @pytest.hookimpl(wrapper=True, tryfirst=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[pytest.TestReport]:
     report = yield
+    if report.when == "setup":  # a new attempt (pbs_harness.defect_retry): forget the last one's
+        item.stash[REPORTS_KEY] = {}
     item.stash.setdefault(REPORTS_KEY, {})[report.when] = report
     return report
 
@@ -287,7 +289,9 @@ def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
         if diagnosis is None:
             raise
         item.stash[DEFECT_KEY] = diagnosis
-        pytest.xfail(f"{diagnosis}. The test's wait: {str(exc)[:400]}")
+        attempt = attempt_of(item)
+        again = f" (attempt {attempt}: every attempt met it)" if attempt > 1 else ""
+        pytest.xfail(f"{diagnosis}{again}. The test's wait: {str(exc)[:400]}")
 
 
 @pytest.hookimpl(wrapper=True)
@@ -430,7 +434,10 @@ def harness_test(request: pytest.FixtureRequest, pbs: Pbs, baseline: baseline_mo
         failed = any(r.failed for r in reports.values()) or DEFECT_KEY in request.node.stash
         folder = None
         if failed:
-            folder = _evidence_root(request.config) / collect.folder_name(request.node.nodeid)
+            name = collect.folder_name(request.node.nodeid)
+            if DEFECT_KEY in request.node.stash or attempt_of(request.node) > 1:
+                name += f"-attempt{attempt_of(request.node)}"  # each attempt keeps its own evidence
+            folder = _evidence_root(request.config) / name
             collect.capture_state(pbs.cluster, folder)
         heal_problems = nemesis.heal_all()
         if folder is not None:

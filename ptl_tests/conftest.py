@@ -2,6 +2,8 @@
 
 pytest_plugins = [
     "pbs_harness.plugin",
+    # A test that met a known OpenPBS race runs once more on a fresh job (--defect-retries).
+    "pbs_harness.defect_retry",
     "pbs_harness.conformance.recorder",
     "pbs_harness.progress",
     # Several clusters at once (pbs-harness test --clusters N): worker binding, scheduling, durations.

@@ -105,6 +105,8 @@ class Recorder:
         for key, value in report.user_properties:
             if key == "evidence":
                 entry["evidence"] = value
+            elif key == "known_defect" and value not in entry.setdefault("known_defects", []):
+                entry["known_defects"].append(value)  # an attempt that met a known race (defect_retry)
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         from pbs_harness import project

@@ -112,7 +112,31 @@ def header(results: dict[str, Any]) -> dict[str, Any]:
         ],
         "started": results.get("started", ""),
         "finished": results.get("finished", ""),
+        "known_defects": known_defects(results),
     }
+
+
+def known_defects(results: dict[str, Any]) -> dict[str, int]:
+    """How often this run met a known OpenPBS race (pbs_harness.defect_retry): attempts that met it,
+    tests that did, and of those how many then passed on a fresh job or met it on every attempt."""
+    hit = [t for t in results.get("tests", []) if t.get("known_defects")]
+    again = [t for t in hit if t.get("outcome") == "xfailed"]
+    return {
+        "attempts": sum(len(t["known_defects"]) for t in hit) + len(again),
+        "tests": len(hit),
+        "then_passed": sum(t.get("outcome") == "passed" for t in hit),
+        "every_attempt": len(again),
+    }
+
+
+def known_defects_line(h: dict[str, Any]) -> list[str]:
+    k = h.get("known_defects") or {}
+    if not k.get("tests"):
+        return []
+    return [
+        f"- Known OpenPBS race met {k['attempts']} time(s) in {k['tests']} test(s), each run once more on a "
+        f"fresh job: {k['then_passed']} then passed, {k['every_attempt']} met it on every attempt (xfail)"
+    ]
 
 
 @dataclass
@@ -181,6 +205,7 @@ def write_markdown(path: Path, cat: Catalogue, verdicts: list[Verdict], results:
         ]),
         *_versions_note(verdicts),
         f"- Run: {h['started']} to {h['finished']}",
+        *known_defects_line(h),
         *(f"- Status counts{f' ({v.version})' if len(verdicts) > 1 else ''}: "
           + ", ".join(f"{k}: {val}" for k, val in counts(v.rows).items()) for v in verdicts),
         "",
@@ -251,6 +276,7 @@ def write_html(path: Path, cat: Catalogue, verdicts: list[Verdict], results: dic
             for line in _versions_note(verdicts)
         ),
         f"<p class='meta'>Run: {e(h['started'])} &rarr; {e(h['finished'])}</p>",
+        *(f"<p class='meta'><b>{e(line.removeprefix('- '))}</b></p>" for line in known_defects_line(h)),
     ]
     for v in verdicts:
         title = f"OpenPBS {e(v.version)}: " if len(verdicts) > 1 else ""

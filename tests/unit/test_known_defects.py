@@ -23,7 +23,7 @@ from typing import IO
 
 import pytest
 
-from pbs_harness import project
+from pbs_harness import defects, project
 from pbs_harness.evidence import starters
 
 BLOCKED_STARTER = r"""
@@ -151,3 +151,119 @@ def test_diagnosed_timeout_is_an_xfail_and_others_fail(tmp_path: Path) -> None:
     assert "1 failed, 1 xfailed" in out, out
     assert "XFAIL test_child.py::test_wait[stuck] - FAKE DEFECT seen. The test's wait: timed out" in out, out
     assert "FAILED test_child.py::test_wait[healthy]" in out, out
+
+
+# Faked: the diagnosis (the race is "seen" while the marker file says so) and the cluster fixture;
+# real: pytest, pbs_harness.plugin and pbs_harness.defect_retry running a child session.
+RETRY_CONFTEST = """
+import os
+import pytest
+from pbs_harness import defects
+
+defects.diagnose = lambda cluster: "FAKE RACE seen" if os.path.exists("race") else None
+SETUPS = []
+
+@pytest.fixture
+def harness_test():
+    yield None
+
+@pytest.fixture
+def cluster():
+    SETUPS.append(1)
+    yield "c"
+    with open("teardowns", "a") as f:
+        f.write("x")
+"""
+
+RETRY_TEST = """
+import os
+from pbs_harness.waits import WaitTimeout
+
+def test_scenario(cluster):
+    attempts = int(open("attempts").read()) + 1 if os.path.exists("attempts") else 1
+    open("attempts", "w").write(str(attempts))
+    if os.path.exists("race") and (attempts == 1 or os.path.exists("race-always")):
+        raise WaitTimeout("job 1 substate=42", 1, {"substate": 41})
+"""
+
+
+def _child(tmp_path: Path, *args: str) -> str:
+    (tmp_path / "conftest.py").write_text(RETRY_CONFTEST)
+    (tmp_path / "test_child.py").write_text(RETRY_TEST)
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-rxfP", "-p", "pbs_harness.plugin", "-p", "pbs_harness.defect_retry",
+         "-p", "no:cacheprovider", "--junitxml", "j.xml", *args, str(tmp_path)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(project.root()), "PBS_HARNESS_LOCK_DIR": str(tmp_path / "locks")},
+        check=False,
+        timeout=300,
+    ).stdout  # fmt: skip
+
+
+def test_a_test_that_met_the_race_runs_once_more_and_its_verdict_is_the_second_attempt(tmp_path: Path) -> None:
+    (tmp_path / "race").touch()
+    out = _child(tmp_path)
+    assert "1 passed" in out, out
+    assert (tmp_path / "attempts").read_text() == "2"
+    assert (tmp_path / "teardowns").read_text() == "xx"  # the first attempt's fixtures were torn down
+    junit = (tmp_path / "j.xml").read_text()
+    assert 'name="known_defect" value="attempt 1: FAKE RACE seen"' in junit, junit
+
+
+def test_meeting_the_race_on_every_attempt_is_an_xfail_saying_so(tmp_path: Path) -> None:
+    (tmp_path / "race").touch()
+    (tmp_path / "race-always").touch()
+    out = _child(tmp_path)
+    assert "1 xfailed" in out, out
+    assert "FAKE RACE seen (attempt 2: every attempt met it)" in out, out
+    assert (tmp_path / "attempts").read_text() == "2"
+
+
+def test_without_the_race_or_with_retries_off_a_test_runs_once(tmp_path: Path) -> None:
+    out = _child(tmp_path)
+    assert "1 passed" in out, out
+    assert (tmp_path / "attempts").read_text() == "1"
+    (tmp_path / "attempts").unlink()
+    (tmp_path / "race").touch()
+    out = _child(tmp_path, "--defect-retries", "0")
+    assert "1 xfailed" in out, out
+    assert (tmp_path / "attempts").read_text() == "1"
+
+
+class _Ran:
+    def __init__(self, stdout: str) -> None:
+        self.stdout = stdout
+
+
+class _Host:
+    """Faked: a host that answers `qstat -t -w` and the spool grep with fixed text."""
+
+    def __init__(self, name: str, answer: str) -> None:
+        self.name, self.answer = name, answer
+
+    def run(self, cmd: object, timeout: float) -> _Ran:
+        return _Ran(self.answer)
+
+
+class _Cluster:
+    pbs_home = Path("/var/spool/pbs")
+
+    def __init__(self, listed: str, spooled: str) -> None:
+        self.server = _Host("s01", listed)
+        self.moms = [_Host("s06", spooled)]
+
+    def bin(self, name: str) -> str:
+        return f"/opt/pbs/bin/{name}"
+
+
+def test_tm_init_failure_is_diagnosed_only_for_a_job_the_server_still_has() -> None:
+    listed = "Job id Name\n---\n41.s01 sleepers pbsuser1 0 R workq\n"
+    now = _Cluster(listed, "/var/spool/pbs/spool/41.s01.OU\n")
+    said = defects._tm_init_enoevent(now)
+    assert said is not None
+    assert said.startswith(defects.TM_INIT_ENOEVENT)
+    assert "Observed on s06: `tm_init failed, rc = unknown (17001)` in the output of 41.s01" in said
+    stale = _Cluster(listed, "/var/spool/pbs/spool/7.s01.OU\n")  # an old job's spool file
+    assert defects._tm_init_enoevent(stale) is None
