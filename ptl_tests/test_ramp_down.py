@@ -393,11 +393,19 @@ def test_error_primary_execution_host(pbs, roles, running_job, conformance) -> N
     assert accounting(pbs).of(job_id, "uc", since) == []
 
 
+class BareSystemError(AssertionError):
+    """pbs_release_nodes of a vnode outside the job answered with the bare PBSE_SYSTEM text."""
+
+
+# What OpenPBS 23.06.06 prints instead of naming the vnode (the job id may follow).
+BARE_15010 = re.compile(r"pbs_release_nodes: Server returned error 15010 for job( \S+)?")
+
+
 @pytest.mark.spec("RD-1")
 @pytest.mark.parametrize("where", ["vnode of a job host", "host outside the job"])
 @pytest.mark.xfail(
     strict=True,
-    raises=AssertionError,
+    raises=BareSystemError,
     reason="OpenPBS 23.06.06 answers a vnode that is not part of the job with a bare "
     "'pbs_release_nodes: Server returned error 15010 for job' (PBSE_SYSTEM) instead of naming the vnode",
 )
@@ -423,6 +431,8 @@ def test_error_vnode_not_part_of_the_job(pbs, roles, running_job, conformance, w
         openpbs_does=res.stderr.strip(),
         evidence=f"pbs_release_nodes -j {job_id} {vnode} -> {res.stderr.strip()}",
     )
+    if BARE_15010.fullmatch(res.stderr.strip()):
+        raise BareSystemError(res.stderr.strip())
     assert f"not part of the job: {vnode}" in res.stderr, res.stderr.strip()
 
 
@@ -1143,6 +1153,10 @@ def restart_server(pbs, cluster, shutdown: str) -> None:
     assert pbs.server.set({"scheduling": True}).ok
 
 
+class ReleasedHostReassigned(AssertionError):
+    """After the restart the released host lists the job although its exec_vnode no longer names it."""
+
+
 RELEASED_HOST_REASSIGNED = (
     "OpenPBS 23.06.06: after qterm -t quick and a server start, the running job keeps its pruned exec_vnode but "
     "the released (and already freed) host is assigned to it again: pbsnodes shows <plain host> state=job-busy, "
@@ -1157,7 +1171,8 @@ RELEASED_HOST_REASSIGNED = (
     "shutdown",
     [
         pytest.param(
-            "quick", marks=pytest.mark.xfail(strict=True, raises=WaitTimeout, reason=RELEASED_HOST_REASSIGNED)
+            "quick",
+            marks=pytest.mark.xfail(strict=True, raises=ReleasedHostReassigned, reason=RELEASED_HOST_REASSIGNED),
         ),
         "immediate",
     ],
@@ -1177,7 +1192,18 @@ def test_server_restart_after_a_release(pbs, cluster, roles, running_job, shutdo
         job = pbs.jobs.wait(job_id, job_state="R", substate=42, timeout=30)
         assert_job_matches(job, Assignment.of(pruned["exec_vnode"]))
         assert job["run_count"] == 1
-        pbs.nodes.wait_state([roles.plain], "free", timeout=20)
+        try:
+            pbs.nodes.wait_state([roles.plain], "free", timeout=20)
+        except WaitTimeout:
+            # The known defect, and only it: the host lists the job that no longer names the host.
+            node, job = pbs.nodes.status(roles.plain), pbs.jobs.status(job_id)
+            hosts = {v.host for chunk in parse_exec_vnode(job["exec_vnode"]) for v in chunk}
+            if job_id in str(node.get("jobs", "")) and roles.plain not in hosts:
+                raise ReleasedHostReassigned(
+                    f"{roles.plain}: state={node.get('state')} jobs={node.get('jobs')} resources_assigned="
+                    f"{node.get('resources_assigned')}; {job_id} exec_vnode={job['exec_vnode']}"
+                ) from None
+            raise
     finally:
         clear_stale_assignment(pbs, cluster, job_id)
 

@@ -1,0 +1,40 @@
+"""Every expected failure in ptl_tests/ names its own exception, raised only on the exact observed
+signature of the OpenPBS defect: a broad `raises=AssertionError` or `raises=WaitTimeout` (or an xfail
+with no `raises=`) would turn any other regression in the same test into the known defect."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+BROAD = {"AssertionError", "WaitTimeout", "Exception", "BaseException", "TimeoutError"}
+
+
+def _xfail_calls(tree: ast.AST):
+    # pytest.mark.xfail(...) as a decorator or in pytest.param(marks=...); not pytest.xfail("reason")
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "xfail"
+            and isinstance(node.func.value, ast.Attribute)
+            and node.func.value.attr == "mark"
+        ):
+            yield node
+
+
+def test_every_xfail_in_the_suites_names_a_specific_exception() -> None:
+    problems = []
+    for path in sorted((ROOT / "ptl_tests").rglob("*.py")):
+        for call in _xfail_calls(ast.parse(path.read_text(), str(path))):
+            raises = next((k.value for k in call.keywords if k.arg == "raises"), None)
+            where = f"{path.relative_to(ROOT)}:{call.lineno}"
+            if raises is None:
+                problems.append(f"{where}: xfail without raises=")
+            elif isinstance(raises, ast.Name) and raises.id in BROAD:
+                problems.append(f"{where}: raises={raises.id} is broad")
+            strict = next((k.value for k in call.keywords if k.arg == "strict"), None)
+            if not (isinstance(strict, ast.Constant) and strict.value is True):
+                problems.append(f"{where}: not strict=True")
+    assert problems == []
