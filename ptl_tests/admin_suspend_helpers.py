@@ -20,7 +20,6 @@ from pbs_harness.cluster import Cluster
 from pbs_harness.pbs.client import Pbs
 from pbs_harness.pbs.nodes import states
 from pbs_harness.pbs.parsers import parse_exec_vnode
-from pbs_harness.topology import Topology
 from pbs_harness.transport import CommandError, CommandResult
 from pbs_harness.waits import wait_until
 from ptl_tests import jobscripts
@@ -38,12 +37,6 @@ SCHED_SUSPENDED = 45  # JOB_SUBSTATE_SCHSUSP: suspended by the scheduler (preemp
 RUNNING = 42
 
 SLEEP = 600  # seconds: longer than any test, the jobs are deleted at the end
-
-
-def localssd_vnode(topology: Topology) -> str:
-    """A vnode offering the custom resource localssd (the server's view); skips, naming the inventory
-    variables that would give one, when no host offers it."""
-    return (topology.vnodes_with("localssd") or topology.hosts_with("localssd"))[0]
 
 
 def maintenance_jobs(node: Mapping[str, Any]) -> list[str]:

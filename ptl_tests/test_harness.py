@@ -192,9 +192,13 @@ def test_ssh_side_pause_and_kill_of_pbs_daemons(cluster, pbs, nemesis, topology)
     target = sister(topology, 4)
     host = cluster.hosts[target]
     fault = nemesis.start(DaemonPause(cluster, target))
-    assert set(host.check("ps -o stat= -C pbs_mom").stdout.split()) <= {"T", "Tl", "Tsl", "Ts"}
+    paused = host.check("ps -o stat= -C pbs_mom").stdout.split()
+    assert paused, "no pbs_mom on the host"
+    assert all(stat.startswith("T") for stat in paused), paused
     nemesis.heal(fault)
-    assert "T" not in host.check("ps -o stat= -C pbs_mom").stdout
+    resumed = host.check("ps -o stat= -C pbs_mom").stdout.split()
+    assert resumed, "no pbs_mom on the host"
+    assert not any(stat.startswith("T") for stat in resumed), resumed
     fault = nemesis.start(DaemonKill(cluster, target))
     assert not host.run(["pgrep", "-x", "pbs_mom"]).ok
     pbs.nodes.wait_state([target], "down", exact=False, timeout=60)
@@ -224,7 +228,10 @@ def test_reject_hook_fails_the_start_on_the_chosen_sister_until_healed(cluster, 
     LogReader(cluster.hosts[target], str(cluster.pbs_home), "mom").expect(
         f"pbs-harness fault hook: reject on {target}", since, timeout=60
     )
-    assert pbs.jobs.status(job_id).get("substate") != 42
+    # Held back by the fault: the job exists and has not reached running (42).
+    held = pbs.jobs.status(job_id)
+    assert held, f"job {job_id} is unknown to the server"
+    assert held["substate"] != 42, held
     nemesis.heal(fault)
     assert "pbsh_fault" not in " ".join(pbs.hooks.names())
     pbs.jobs.wait(job_id, job_state="R", substate=42, timeout=120)
