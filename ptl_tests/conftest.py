@@ -1,9 +1,10 @@
 """Acceptance suites run against the cluster named by --inventory (default inventory/local)."""
 
 pytest_plugins = [
-    "pbs_harness.plugin",
     # A test that met a known OpenPBS race runs once more on a fresh job (--defect-retries).
+    # Before the plugin, which imports it: registered first, pytest can still rewrite its asserts.
     "pbs_harness.defect_retry",
+    "pbs_harness.plugin",
     "pbs_harness.conformance.recorder",
     "pbs_harness.progress",
     # Several clusters at once (pbs-harness test --clusters N): worker binding, scheduling, durations.

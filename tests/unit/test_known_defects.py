@@ -191,7 +191,7 @@ def _child(tmp_path: Path, *args: str) -> str:
     (tmp_path / "conftest.py").write_text(RETRY_CONFTEST)
     (tmp_path / "test_child.py").write_text(RETRY_TEST)
     return subprocess.run(
-        [sys.executable, "-m", "pytest", "-rxfP", "-p", "pbs_harness.plugin", "-p", "pbs_harness.defect_retry",
+        [sys.executable, "-m", "pytest", "-rxfP", "-p", "pbs_harness.defect_retry", "-p", "pbs_harness.plugin",
          "-p", "no:cacheprovider", "--junitxml", "j.xml", *args, str(tmp_path)],
         cwd=tmp_path,
         capture_output=True,
