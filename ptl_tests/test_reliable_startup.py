@@ -276,6 +276,42 @@ def test_tolerance_from_queuejob_hook(kit) -> None:
     assert kit.pbs.jobs.status(job_id)["tolerate_node_failures"] == "all"
 
 
+# Above this run_count the server holds a job whose starts keep failing: 2 x PBS_MAX_HOPCOUNT (10),
+# src/server/req_runjob.c check_failed_attempts().
+MAX_FAILED_STARTS = 20
+
+
+@pytest.mark.spec("RJS-1", "RJS-2")
+@pytest.mark.parametrize("tolerance", ["none", "all"])
+@pytest.mark.usefixtures("short_alarms")
+def test_tolerance_value_decides_a_start_with_a_failed_sister(kit, nemesis, tolerance) -> None:
+    """No padding, no pruning hook: one sister's execjob_begin rejects the job. `none`: the start
+    fails, the server requeues the job after each attempt and holds it when they run out; `all`:
+    the primary ignores the failed sister and the job runs with it still assigned (only a hook's
+    release_nodes would take it out)."""
+    pbs, failed = kit.pbs, kit.roles.sister(1)
+    start_with_fault(kit, nemesis, begin_reject(1), {})
+    select = "+".join(f"ncpus=1:host={h}" for h in (kit.roles.primary, failed, kit.roles.sister(2)))
+    job_id = kit.submit(select=select, attributes={"tolerate_node_failures": tolerance})
+    if tolerance == "none":
+        job = pbs.jobs.wait(job_id, job_state="H", timeout=START_TIMEOUT)
+        assert (job["Hold_Types"], job["run_count"]) == ("s", MAX_FAILED_STARTS + 1)
+        assert job["comment"] == "job held, too many failed attempts to run"
+        assert "exec_vnode" not in job
+        # The failed sister's error ends each start (seen naming it by address:port, not by name).
+        any_host = START_ERROR.format(host=r"\S+", what="JOIN_JOB")
+        kit.mom.expect(f"Job;{job_id};{any_host}", kit.since, 10)
+        kit.server_log.expect(f"Job;{job_id};Job requeued, execution node  down", kit.since, 10)
+        kit.mom.absent(f"Job;{job_id};ignoring error from", kit.since)
+        assert "offline" not in pbs.nodes.status(failed)["state"]  # not tolerant: nobody offlines it
+    else:
+        job = pbs.jobs.wait(job_id, job_state="R", substate=RUNNING, timeout=START_TIMEOUT)
+        assert job["run_count"] == 1
+        assert failed in hosts_of(job["exec_vnode"]), job["exec_vnode"]  # ignored, not pruned
+        kit.mom.expect(f"Job;{job_id};{START_ERROR.format(host=failed, what='JOIN_JOB')}", kit.since, 10)
+        kit.mom.expect(f"Job;{job_id};{IGNORING.format(host=failed)}", kit.since, 10)
+
+
 @pytest.mark.spec("RJS-1", "RJS-2", "RJS-8")
 def test_qalter_of_running_job_takes_effect_on_rerun(kit, short_alarms) -> None:
     """PTL t7 (last part): a non-tolerant job is not pruned ("no nodes released ..."); qalter
