@@ -7,10 +7,13 @@ what was observed; anything else stays a failure. Each entry says where it is do
 from __future__ import annotations
 
 import contextlib
+import json
 from pathlib import Path
 
 from pbs_harness.cluster import Cluster
 from pbs_harness.evidence import starters
+
+PRERUN = 41  # job substate: sent to the moms, no session id yet
 
 # docs/suites/reliable_startup.md, "OpenPBS defects found"
 STARTER_HALF_READ = (
@@ -52,13 +55,31 @@ def _tm_init_enoevent(cluster: Cluster) -> str | None:
     return None
 
 
+def _prerun_primaries(cluster: Cluster) -> dict[str, list[str]]:
+    """Jobs the server has in substate 41 (sent to run, no session yet), by their primary host."""
+    out = cluster.server.run([cluster.bin("qstat"), "-t", "-f", "-F", "json"], timeout=30).stdout
+    jobs = json.loads(out or "{}").get("Jobs", {})
+    by_host: dict[str, list[str]] = {}
+    for job_id, job in jobs.items():
+        if job.get("substate") == PRERUN and job.get("exec_host"):
+            by_host.setdefault(str(job["exec_host"]).split("/", 1)[0], []).append(job_id)
+    return by_host
+
+
 def _stuck_starter(cluster: Cluster) -> str | None:
-    for host in cluster.moms:
-        stuck: list[starters.Starter] = []
-        # A host that cannot be read is no diagnosis; it never replaces the test's own failure.
-        with contextlib.suppress(Exception):
-            stuck = starters.stuck_reading_failed_host_names(starters.starters(host))
-        if stuck:
-            seen = "; ".join(s.describe() for s in stuck)
-            return f"{STARTER_HALF_READ}. Observed on {host.name}: starter {seen}"
+    """A stuck starter on the primary host of a job that is waiting in substate 41 right now: a
+    starter left from an earlier job (whose job the baseline restore deleted) is no diagnosis."""
+    with contextlib.suppress(Exception):
+        waiting = _prerun_primaries(cluster)
+        for host in cluster.moms:
+            if host.name not in waiting:
+                continue
+            stuck: list[starters.Starter] = []
+            # A host that cannot be read is no diagnosis; it never replaces the test's own failure.
+            with contextlib.suppress(Exception):
+                stuck = starters.stuck_reading_failed_host_names(starters.starters(host))
+            if stuck:
+                seen = "; ".join(s.describe() for s in stuck)
+                jobs = ", ".join(waiting[host.name])
+                return f"{STARTER_HALF_READ}. Observed on {host.name}, primary of {jobs} (substate 41): starter {seen}"
     return None

@@ -267,3 +267,31 @@ def test_tm_init_failure_is_diagnosed_only_for_a_job_the_server_still_has() -> N
     assert "Observed on s06: `tm_init failed, rc = unknown (17001)` in the output of 41.s01" in said
     stale = _Cluster(listed, "/var/spool/pbs/spool/7.s01.OU\n")  # an old job's spool file
     assert defects._tm_init_enoevent(stale) is None
+
+
+STUCK = [{"pid": 9, "ppid": 8, "wchan": "anon_pipe_read", "syscall": "0", "read_fd": 33,
+          "read_target": "pipe:[1]", "read_count": 1}]  # fmt: skip
+
+
+class _StarterHost:
+    """Faked: a mom host whose job starters (the /proc reader's JSON) are given."""
+
+    def __init__(self, name: str, found: list[dict]) -> None:
+        self.name, self.found = name, found
+
+    def check(self, cmd: object, timeout: float) -> _Ran:
+        return _Ran(json.dumps(self.found))
+
+
+def test_a_stuck_starter_counts_only_on_the_primary_of_a_job_waiting_in_substate_41() -> None:
+    cluster = _Cluster("", "")
+    jobs = {
+        "Jobs": {"5.s01": {"substate": 41, "exec_host": "s06/0+s02/0"}, "6.s01": {"substate": 42, "exec_host": "s03/0"}}
+    }
+    cluster.server = _Host("s01", json.dumps(jobs))
+    cluster.moms = [_StarterHost("s03", STUCK), _StarterHost("s06", STUCK)]
+    said = defects._stuck_starter(cluster)
+    assert said is not None
+    assert "Observed on s06, primary of 5.s01 (substate 41): starter pid 9" in said
+    cluster.moms = [_StarterHost("s03", STUCK)]  # stuck, but its job (6) runs: a leftover starter
+    assert defects._stuck_starter(cluster) is None
