@@ -473,6 +473,15 @@ def test_error_unknown_job(pbs, roles) -> None:
 
 
 @pytest.mark.spec("RD-1")
+def test_version_names_the_servers_openpbs(pbs, roles) -> None:
+    """`pbs_release_nodes --version` (the spec's third usage line), as any user: the version line
+    every OpenPBS client prints, naming the version the server reports."""
+    res = pbs.jobs.run("pbs_release_nodes", "--version", user=roles.owner)
+    assert (res.ok, res.stderr) == (True, "")
+    assert res.stdout.strip() == f"pbs_version = {pbs.server.status()['pbs_version']}"
+
+
+@pytest.mark.spec("RD-1")
 def test_nodefile_shrinks_and_jobid_comes_from_the_environment_in_an_interactive_job(pbs, cluster, roles) -> None:
     """Inside the job, `pbs_release_nodes HOST` (no -j) uses $PBS_JOBID, and $PBS_NODEFILE loses HOST."""
     args = ["-l", f"select={standard_select(roles)}", "-l", "place=scatter"]

@@ -113,6 +113,36 @@ def test_unset_reserve_retry_time_means_600_seconds_before_the_first_attempt(rv)
     assert vnodes_of(rv.status(resv)["resv_nodes"]) == [host]
 
 
+@pytest.mark.spec("RV-2")
+def test_reserve_retry_of_a_degraded_reservation_is_shown_to_every_role(rv, conformance) -> None:
+    """The spec says "Perms: Manager read"; shipped, pbs_rstat -F of a degraded reservation lists
+    reserve_retry for a manager, an operator and the reservation's owner alike (the attribute's
+    flags are READ_WRITE, src/lib/Libattr/master_resv_attr_def.xml). Default retry time: the
+    reservation stays degraded for the whole test."""
+    pbs = rv.pbs
+    (host,) = rv.topology.plain_hosts(1, ncpus=2)
+    rv.steer.prefer(host)
+    resv = submit_resv(pbs, "1:ncpus=2", start_in=FAR, duration=LONG, user=rv.owner)
+    rv.degrade("offline", resv, host, DEGRADED)
+    accounts = {
+        "manager": rv.topology.users.account("manager"),
+        "operator": rv.topology.users.account("operator"),
+        "owner": rv.owner,
+    }
+    seen = {role: pbs.resv.status(resv.id, user=account) for role, account in accounts.items()}
+    assert all(seen.values()), f"pbs_rstat -F {resv.id} listed nothing for {[r for r, s in seen.items() if not s]}"
+    values = {role: attrs.get("reserve_retry") for role, attrs in seen.items()}
+    assert values["manager"] is not None, seen["manager"]
+    assert retry_epoch(seen["manager"]) > int(time.time())  # the next attempt lies ahead
+    assert values == dict.fromkeys(accounts, values["manager"]), values
+    conformance.difference(
+        "RV-2",
+        spec_says="Reservation attribute reserve_retry: Perms: Manager read",
+        openpbs_does="pbs_rstat -F shows reserve_retry to operators and to the reservation's owner as well",
+        evidence=f"pbs_rstat -F {resv.id} reserve_retry by role ({accounts}): {values}",
+    )
+
+
 @pytest.mark.spec("RV-1")
 def test_reserve_retry_time_is_set_by_managers_only_and_shown_to_managers_only(pbs, topology, conformance) -> None:
     # The accounts by role (root is the superuser on every cluster, not a test account).

@@ -60,8 +60,9 @@ class Reservations(PbsCommands):
             raise CommandError(res)
         return m["id"], m["state"]
 
-    def status(self, resv_id: str) -> dict[str, Any]:
-        res = self.run("pbs_rstat", "-F", resv_id)
+    def status(self, resv_id: str, *, user: str | None = None) -> dict[str, Any]:
+        """pbs_rstat -F of one reservation, as `user` (default root: what a manager sees)."""
+        res = self.run("pbs_rstat", "-F", resv_id, user=user)
         return parse_rstat(res.stdout).get(resv_id, {}) if res.ok else {}
 
     def all(self) -> dict[str, dict[str, Any]]:
