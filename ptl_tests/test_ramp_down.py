@@ -273,6 +273,33 @@ def test_release_whole_sister_host(pbs, cluster, roles, running_job) -> None:
     pbs.jobs.wait(other, job_state="R", timeout=60)
 
 
+@pytest.mark.spec("RD-4")
+def test_continue_record_carries_the_new_request_under_its_shipped_names(pbs, roles, running_job, conformance) -> None:
+    """The spec's 'c' example names the next phase's request `updated_Resource_List.*` and its usage
+    `resources_used_incr.*`; shipped, the record repeats the job's new Resource_List under its own
+    name, adds `resource_assigned.*` (the new assignment's totals) and carries no usage at all."""
+    job_id, _before, since = running_job
+    assert pbs.jobs.release_nodes(job_id, [roles.plain], user=roles.owner).ok
+    after = pbs.jobs.status(job_id)
+    _u, c = accounting(pbs).wait_for(job_id, "uc", 2, since, timeout=30)
+    assert c.type == "c"
+    for name in ("select", "ncpus", "nodect", "place"):
+        assert c.resource_list[name] == str(after["Resource_List"][name]), name
+    assert size_kb(c.resource_list["mem"]) == size_kb(after["Resource_List"]["mem"])
+    assigned = {k.split(".", 1)[1]: v for k, v in c.fields.items() if k.startswith("resource_assigned.")}
+    assert int(assigned["ncpus"]) == int(after["Resource_List"]["ncpus"]), assigned
+    renamed = sorted(k for k in c.fields if k.startswith(("updated_Resource_List.", "resources_used_incr.")))
+    assert renamed == [], renamed
+    assert not c.resources_used
+    conformance.difference(
+        "RD-4",
+        spec_says="'c' record: updated_Resource_List.select=... resources_used_incr.cpupercent=... (spec example)",
+        openpbs_does="'c' record: Resource_List.* of the new phase and resource_assigned.*; no "
+        "updated_Resource_List.* and no resources_used_incr.* (nor any resources_used.*)",
+        evidence=c.raw[:600],
+    )
+
+
 @pytest.mark.spec("RD-1", "RD-3", "RD-4", "RD-6")
 @pytest.mark.parametrize(("position", "extra"), with_extra("left", "middle", "right"))
 def test_release_part_of_a_superchunk_keeps_the_host(
