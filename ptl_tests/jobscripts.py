@@ -31,6 +31,16 @@ def sleep_on_every_chunk(prefix: str, seconds: int) -> str:
 """
 
 
+def burn_then_sleep_on_every_chunk(prefix: str, burn_seconds: int, seconds: int) -> str:
+    """A task on every chunk (pbsdsh) that keeps a cpu busy for BURN_SECONDS of wall time, then
+    becomes `sleep SECONDS`: each host's usage (cput) is then well above zero and no longer grows."""
+    burn = f"end=$((SECONDS+{burn_seconds})); while [ $SECONDS -lt $end ]; do :; done; exec /bin/sleep {seconds}"
+    return f"""#!/bin/bash
+{prefix}/bin/pbsdsh -- /bin/bash -c '{burn}' &
+/bin/sleep {seconds}
+"""
+
+
 def sleepers_recording_pids(prefix: str, pid_file: str, seconds: int) -> str:
     """Start `sleep SECONDS` as a task on every chunk (pbsdsh) and once from the job script itself;
     each sleep appends "<host> <pid> <task|script>" to pid_file (on a directory every host shares),

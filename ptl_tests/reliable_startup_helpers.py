@@ -573,17 +573,8 @@ def probe_hook(
 
 
 def set_mom_options(pbs: Pbs, cluster: Cluster, host: str, options: Mapping[str, object]) -> datetime:
-    """Set mom config options ("$name": value) on one host in one write + HUP; returns the time
-    just before the HUP. Waits until the mom logged each "<name>;<value>" it reads back."""
-    mom_host = cluster.hosts[host]
-    config = pbs.mom_config.read(mom_host)
-    for key, value in options.items():
-        config = edit_config(config, key, str(value))
-    since = pbs.mom_config.write(mom_host, config) - timedelta(seconds=1)
-    mom = LogReader(mom_host, str(cluster.pbs_home), "mom")
-    for key, value in options.items():
-        mom.expect(f";{key.lstrip('$')};{value}$", since, timeout=20)
-    return since
+    """Set mom config options ("$name": value) on one host (pbs.mom_config.set_options)."""
+    return pbs.mom_config.set_options(cluster.hosts[host], options)
 
 
 def seconds_between(first: datetime, then: datetime) -> int:

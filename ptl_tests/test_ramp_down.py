@@ -49,6 +49,7 @@ from ptl_tests.ramp_down_helpers import (
 
 pytestmark = [pytest.mark.acceptance, pytest.mark.ramp_down, pytest.mark.needs_moms(3)]
 
+BURN = 4  # seconds of wall time the burning tasks keep a cpu busy
 SLEEP = 3017  # the job's tasks run `sleep 3017`: easy to find with ps on each host
 PLAIN_HOST = "<plain host>"  # in parameters: replaced by the plain host's name inside the test
 
@@ -392,6 +393,49 @@ def test_end_records_after_a_release(pbs, roles, running_job) -> None:
     walltime = {r.type: walltime_seconds(r.resources_used["walltime"]) for r in (u, e_records[0], end)}
     # the phases add up to the whole job (each value is rounded down to a second)
     assert walltime["E"] - 2 <= walltime["u"] + walltime["e"] <= walltime["E"], walltime
+
+
+@pytest.mark.spec("RD-3", "RD-5")
+def test_released_sisters_usage_stays_in_the_jobs_totals(pbs, cluster, roles) -> None:
+    """The plain sister's task burns cpu, then sleeps; released, the sister reports its final usage
+    to the primary ("<host> cput=... mem=..."). That usage is in the 'u' record of the phase it
+    ended, and the 'E' record's totals still hold it after the job ends."""
+    # A sister reports the usage it tallied at its last poll (DELETE_JOB2 takes no new sample):
+    # poll every second or two on the job's hosts so the burn is tallied before the release.
+    for host in (roles.primary, roles.plain):
+        pbs.mom_config.set_options(cluster.hosts[host], {"$min_check_poll": 1, "$max_check_poll": 2})
+    script = jobscripts.burn_then_sleep_on_every_chunk(str(cluster.prefix), BURN, SLEEP)
+    job_id, _before, since = start_job(pbs, cluster, roles, script=script)
+    plain = cluster.hosts[roles.plain]
+    wait_until(
+        lambda: plain.run(["pgrep", "-u", roles.owner, "-x", "sleep"]).ok,
+        bool,
+        timeout=BURN + 30,
+        describe=f"the task on {roles.plain} done burning (now a sleep)",
+    )
+    wait_until(
+        lambda: pbs.jobs.status(job_id),
+        lambda j: walltime_seconds(j.get("resources_used", {}).get("cput", "0")) >= 2,
+        timeout=30,
+        describe=f"the burn tallied in {job_id}'s resources_used.cput",
+    )
+    assert pbs.jobs.release_nodes(job_id, [roles.plain], user=roles.owner).ok
+    ms_log = LogReader(cluster.hosts[roles.primary], str(cluster.pbs_home), "mom")
+    line = ms_log.expect(rf"Job;{re.escape(job_id)};{roles.plain} cput=\d\d:\d\d:\d\d mem=\d+kb$", since, 30)
+    sister_cput = walltime_seconds(re.search(r"cput=(\S+)", line.message)[1])
+    assert sister_cput >= 1, line.raw  # it burned a cpu for BURN seconds
+    u, _c = accounting(pbs).wait_for(job_id, "uc", 2, since, timeout=30)
+    assert walltime_seconds(u.resources_used["cput"]) >= sister_cput, (u.resources_used, line.raw)
+
+    assert pbs.jobs.delete(job_id, user=roles.owner).ok
+    pbs.jobs.wait(job_id, job_state="F", timeout=60)
+    records = accounting(pbs).wait_for(job_id, "ucE", 3, since, timeout=30)
+    end = records[-1]
+    (last,) = accounting(pbs).of(job_id, "e", since)
+    cput = {r.type: walltime_seconds(r.resources_used["cput"]) for r in (u, last, end)}
+    assert end.type == "E"
+    assert cput["E"] >= sister_cput, cput
+    assert cput["E"] == cput["u"] + cput["e"], cput
 
 
 def unchanged(pbs, job_id: str, before: dict) -> None:

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import shlex
-from datetime import datetime
+from collections.abc import Mapping
+from datetime import datetime, timedelta
 
 from pbs_harness.cluster import Cluster
 from pbs_harness.transport import RemoteHost
@@ -37,6 +38,21 @@ class MomConfig:
 
     def unset(self, host: RemoteHost, key: str) -> datetime:
         return self.write(host, edit_config(self.read(host), key, None))
+
+    def set_options(self, host: RemoteHost, options: Mapping[str, object], timeout: float = 20) -> datetime:
+        """Set several directives ("$name": value) in one write + HUP; returns the time just before the
+        HUP. Waits until the mom logged each value it read back (its own confirmation)."""
+        from pbs_harness.evidence.logs import LogReader
+
+        config = self.read(host)
+        for key, value in options.items():
+            config = edit_config(config, key, str(value))
+        since = self.write(host, config) - timedelta(seconds=1)
+        mom = LogReader(host, str(self.cluster.pbs_home), "mom")
+        for key, value in options.items():
+            # "<name>;<value>" (e.g. the join alarm) or, from set_int(), "<name>;setting <value>"
+            mom.expect(f";{key.lstrip('$')};(setting )?{value}$", since, timeout=timeout)
+        return since
 
     def hup(self, host: RemoteHost) -> datetime:
         stamp = datetime.now()
