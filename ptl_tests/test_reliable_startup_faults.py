@@ -24,7 +24,7 @@ from datetime import datetime, timedelta
 
 import pytest
 
-from pbs_harness import baseline
+from pbs_harness import baseline, defect_retry
 from pbs_harness.evidence.logs import LogReader
 from pbs_harness.faults.hookbodies import failing_hook_body
 from pbs_harness.pbs.parsers import size_kb
@@ -287,7 +287,7 @@ def delete_until_gone(pbs, job_id: str, timeout: float = 90) -> None:
 
 
 @pytest.mark.spec("RJS-1", "RJS-5")
-def test_qrerun_of_a_job_waiting_on_a_silent_sister(pbs, cluster, nemesis, kit) -> None:
+def test_qrerun_of_a_job_waiting_on_a_silent_sister(pbs, cluster, nemesis, kit, request) -> None:
     """PTL t18: a tolerant job waits in R/41 on a sister whose execjob_begin hook sleeps. qrerun
     (scheduling off) puts it back in Q and gives everything back: its vnodes are free, the server
     and the queue have nothing assigned. Scheduling on: it runs again, waits out the join alarm on
@@ -312,10 +312,12 @@ def test_qrerun_of_a_job_waiting_on_a_silent_sister(pbs, cluster, nemesis, kit) 
             started = kit.mom.expect(f"Job;{job_id};Started, pid = ", rerun_at, timeout=alarm + 30)
             now = pbs.jobs.status(job_id)
             delete_until_gone(pbs, job_id)
-            # Seen in 2 of 3 runs, so not a strict xfail: an xfail only with this exact evidence.
-            pytest.xfail(
+            # Seen in 2 of 3 runs: only with this exact evidence, and then once more on a fresh job
+            # (pbs_harness.defect_retry), so the behaviour still gets a verdict.
+            defect_retry.met(
+                request,
                 f"{RERUN_NOT_HONOURED} Observed: qrerun rc {rerun.rc}: {rerun.stderr.strip()}; primary: "
-                f"{signalled.raw} / {started.raw}; job then {now.get('job_state')}/{now.get('substate')}"
+                f"{signalled.raw} / {started.raw}; job then {now.get('job_state')}/{now.get('substate')}",
             )
         pbs.jobs.wait(job_id, job_state="Q", timeout=alarm + 30)
         pbs.nodes.wait_state(hosts_of(waiting["exec_vnode"]), "free", timeout=30)

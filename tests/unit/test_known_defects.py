@@ -295,3 +295,29 @@ def test_a_stuck_starter_counts_only_on_the_primary_of_a_job_waiting_in_substate
     assert "Observed on s06, primary of 5.s01 (substate 41): starter pid 9" in said
     cluster.moms = [_StarterHost("s03", STUCK)]  # stuck, but its job (6) runs: a leftover starter
     assert defects._stuck_starter(cluster) is None
+
+
+MET_TEST = """
+import os
+from pbs_harness import defect_retry
+
+def test_scenario(cluster, request):
+    attempts = int(open("attempts").read()) + 1 if os.path.exists("attempts") else 1
+    open("attempts", "w").write(str(attempts))
+    if attempts == 1:
+        defect_retry.met(request, "FAKE SIGNATURE seen by the test")
+"""
+
+
+def test_a_race_the_test_itself_recognises_is_retried_like_a_diagnosed_one(tmp_path: Path) -> None:
+    (tmp_path / "conftest.py").write_text(RETRY_CONFTEST)
+    (tmp_path / "test_child.py").write_text(MET_TEST)
+    out = subprocess.run(
+        [sys.executable, "-m", "pytest", "-rxfP", "-p", "pbs_harness.defect_retry", "-p", "pbs_harness.plugin",
+         "-p", "no:cacheprovider", "--junitxml", "j.xml", str(tmp_path)],
+        cwd=tmp_path, capture_output=True, text=True, check=False, timeout=300,
+        env={**os.environ, "PYTHONPATH": str(project.root()), "PBS_HARNESS_LOCK_DIR": str(tmp_path / "locks")},
+    ).stdout  # fmt: skip
+    assert "1 passed" in out, out
+    assert (tmp_path / "attempts").read_text() == "2"
+    assert 'value="attempt 1: FAKE SIGNATURE seen by the test"' in (tmp_path / "j.xml").read_text()
