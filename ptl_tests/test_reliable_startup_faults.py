@@ -19,6 +19,7 @@ start is a marker hook's "started" line on the primary, the end the line the tim
 
 from __future__ import annotations
 
+import re
 import uuid
 from datetime import datetime, timedelta
 
@@ -45,6 +46,7 @@ from ptl_tests.reliable_startup_helpers import (
     PBSEVENT_SYSTEM,
     PRERUN,
     PROLOGUES_INCOMPLETE,
+    REJECTED_BY,
     RESIZE_SET_REFUSED,
     RUNNING,
     START_ERROR,
@@ -658,6 +660,33 @@ def test_execjob_resize_runs_on_kept_sisters_after_pruning(pbs, cluster, kit) ->
         log.expect(f"Job;{job_id};{UPDATED_NODES}", kit.since, timeout=30)
     for host in released:
         kit.mom_of(host).absent(f"fb resize on {host}", kit.since)
+
+
+@pytest.mark.spec("RJS-9", "RJS-8")
+def test_execjob_resize_reject_on_a_kept_sister_requeues_the_job(pbs, cluster, nemesis, kit) -> None:
+    """An execjob_resize hook that rejects on the sisters: after the launch hook prunes the job,
+    each kept sister rejects the update, the primary logs that not all job updates completed, and
+    the server discards the job and requeues it; every start ends the same way, so the job is run
+    again until the server holds it."""
+    set_mom_options(pbs, cluster, kit.primary, {JOIN_ALARM: 20, LAUNCH_DELAY: 20})
+    reject = nemesis.reject_hook("execjob_resize", tuple(kit.chunk_hosts[1:]), how="reject")
+    install(pbs, cluster, {"fb_pad": pad_hook(), "fb_launch": prune_hook()}, [reject])
+    job_id = kit.submit()
+    _initial, pruned = kit.pruning(job_id)
+    kept = hosts_of(pruned)[1:]
+    assert kept, pruned
+    for host in kept:
+        log = kit.mom_of(host)
+        log.expect(re.escape(REJECTED_BY.format(event="execjob_resize", hook=reject.name)), kit.since, timeout=30)
+        log.expect(
+            f"Job;{job_id};execjob_resize hook rejected request: pbs-harness fault: rejected on {host}", kit.since, 10
+        )
+    kit.mom.expect(f"Job;{job_id};not all job updates to sister moms completed", kit.since, timeout=30)
+    server_log = LogReader(cluster.server, str(cluster.pbs_home), "server")
+    server_log.expect(f"Job;{job_id};Discard running job, A sister Mom failed to delete job", kit.since, 30)
+    job = pbs.jobs.wait(job_id, job_state="H", timeout=180)
+    assert (job["Hold_Types"], job["comment"]) == ("s", "job held, too many failed attempts to run"), job
+    assert job["run_count"] > 1
 
 
 # ---------------------------------------------------------------------------------------------
