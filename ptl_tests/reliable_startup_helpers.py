@@ -501,6 +501,34 @@ BADSTATE = "Request invalid for state of job"  # msg_badstate, PBSE_BADSTATE
 KILLING_JOB = r"im_eof, lost communication with {host} for > \d+ secs, killing job now"
 PBSEVENT_SYSTEM = 0x0002
 
+# execjob_launch on the primary: sets the job's Execution_Time (an hour ahead), run_count and
+# resources_used.cput to the values in CFG, logs "<tag> set Execution_Time=<ctime> ...", and with
+# CFG["rerun"] requeues the job (rerun + reject).
+LAUNCH_SETS_HOOK = """\
+import time
+import pbs
+CFG = {cfg!r}
+e = pbs.event()
+j = e.job
+if j.in_ms_mom():
+    at = int(time.time()) + 3600
+    j.Execution_Time = at
+    j.run_count = CFG["run_count"]
+    j.resources_used["cput"] = pbs.duration(CFG["cput"])
+    pbs.logmsg(pbs.EVENT_DEBUG, "%s set Execution_Time=%s run_count=%s cput=%s" % (
+        CFG["tag"], time.ctime(at), CFG["run_count"], CFG["cput"]))
+    if CFG["rerun"]:
+        j.rerun()
+        e.reject("%s requeues the job" % CFG["tag"])
+"""
+
+
+def launch_sets_hook(tag: str, *, run_count: int, cput: str, rerun: bool) -> tuple[str, dict[str, object]]:
+    """(body, attributes) of LAUNCH_SETS_HOOK."""
+    body = LAUNCH_SETS_HOOK.format(cfg={"tag": tag, "run_count": run_count, "cput": cput, "rerun": rerun})
+    return body, {"event": "execjob_launch", "enabled": True}
+
+
 PROBE_HOOK = """\
 import time
 

@@ -57,6 +57,7 @@ from ptl_tests.reliable_startup_helpers import (
     chunks_of,
     expected_prune,
     hosts_of,
+    launch_sets_hook,
     pad_hook,
     probe_hook,
     prune_hook,
@@ -599,6 +600,27 @@ def test_launch_hook_sets_job_and_vnode_attributes_but_not_server_ones(pbs, clus
     ].raw
     kit.mom.expect(r"Hook;fb_launch_\w+;execjob_launch request rejected by 'fb_launch_\w+'$", kit.since, timeout=10)
     kit.mom.absent(LAUNCH_SET_REFUSED_OLD, kit.since)
+
+
+@pytest.mark.spec("RJS-6")
+@pytest.mark.parametrize("rerun", [True, False], ids=["requeued", "running"])
+def test_launch_hook_sets_execution_time_run_count_and_resources_used(pbs, cluster, kit, rerun) -> None:
+    """The spec's list beyond Hold_Types: the launch hook sets Execution_Time (an hour ahead),
+    run_count 5 and resources_used.cput 10 min. Requeued (rerun + reject), the job waits (W) for
+    that time with that run_count; accepted, it runs showing all three."""
+    launch = launch_sets_hook("fb", run_count=5, cput="00:10:00", rerun=rerun)
+    install(pbs, cluster, {"fb_launch": launch})
+    job_id = kit.submit(select="ncpus=1", place=None)
+    line = kit.mom.expect("fb set Execution_Time=.* run_count=5 cput=00:10:00$", kit.since, timeout=60)
+    at = re.search(r"Execution_Time=(.*) run_count=", line.message)[1]
+    if rerun:
+        job = pbs.jobs.wait(job_id, job_state="W", substate=30, timeout=60)
+        server_log = LogReader(cluster.server, str(cluster.pbs_home), "server")
+        server_log.expect(f"Job;{job_id};hook rejected request, requiring job to be rerun", kit.since, 10)
+    else:
+        job = pbs.jobs.wait(job_id, job_state="R", substate=RUNNING, timeout=60)
+        assert job["resources_used"]["cput"] == "00:10:00", job["resources_used"]
+    assert (job["Execution_Time"], job["run_count"]) == (at, 5), job
 
 
 # ---------------------------------------------------------------------------------------------
