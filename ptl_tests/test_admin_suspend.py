@@ -451,6 +451,37 @@ def test_a_preempted_job_never_puts_its_node_into_maintenance_and_is_not_resumed
         pbs.server.qmgr(f"delete queue {queue}")
 
 
+@pytest.mark.spec("AS-1", "AS-interactions")
+def test_a_plainly_suspended_job_is_not_resumed_by_the_scheduler_on_a_maintenance_node(
+    kit, pbs, cluster, topology
+) -> None:
+    """The spec: the scheduler "will also not resume any suspended jobs that were suspended via the
+    'suspend' pseudo signal". Job A is suspended with `suspend` and asked back with `resume` (which
+    only hands it to the scheduler) while job B's admin-suspend holds the node in maintenance: A stays
+    suspended through a scheduling cycle; after B's admin-resume the scheduler resumes A."""
+    (host,) = topology.plain_hosts(1, ncpus=2)
+    a = kit.sleepers(f"1:ncpus=1:host={host}")
+    b = kit.sleepers(f"1:ncpus=1:host={host}")
+    kit.admin(a.job_id, "suspend")
+    wait_procs(cluster, a.procs, "stopped")
+    kit.admin(b.job_id, "admin-suspend")
+    wait_nodes(pbs, {host: (MAINT, [b.job_id])})
+
+    since = datetime.now()
+    kit.admin(a.job_id, "resume")
+    pbs.server.set({"scheduling": True})  # a cycle that sees A waiting to be resumed
+    sched_log(cluster).expect(rf";Job;{re.escape(a.job_id)};Considering job to run", since, timeout=30)
+    job = pbs.jobs.status(a.job_id)
+    assert (job["job_state"], job["substate"]) == ("S", SCHED_SUSPENDED), job
+    assert all(proc_state(cluster, p).startswith("T") for p in a.procs)
+    wait_nodes(pbs, {host: (MAINT, [b.job_id])})
+
+    kit.admin(b.job_id, "admin-resume")
+    pbs.server.set({"scheduling": True})
+    pbs.jobs.wait(a.job_id, job_state="R", substate=RUNNING, timeout=30)
+    wait_procs(cluster, a.procs + b.procs, "running")
+
+
 # ---------------------------------------------------------------------------------------------
 # Lifecycle: delete, rerun, offline, restart, arrays, repeated cycles
 # ---------------------------------------------------------------------------------------------
