@@ -463,6 +463,7 @@ def test_a_preempted_job_never_puts_its_node_into_maintenance_and_is_not_resumed
 
 
 @pytest.mark.spec("AS-1", "AS-interactions")
+@pytest.mark.guards("AS-1")
 def test_a_plainly_suspended_job_is_not_resumed_by_the_scheduler_on_a_maintenance_node(
     kit, pbs, cluster, topology
 ) -> None:

@@ -276,6 +276,7 @@ def test_release_whole_sister_host(pbs, cluster, roles, running_job) -> None:
 
 
 @pytest.mark.spec("RD-4")
+@pytest.mark.guards("RD-4")
 def test_continue_record_carries_the_new_request_under_its_shipped_names(pbs, roles, running_job, conformance) -> None:
     """The spec's 'c' example names the next phase's request `updated_Resource_List.*` and its usage
     `resources_used_incr.*`; shipped, the record repeats the job's new Resource_List under its own
@@ -401,6 +402,7 @@ def test_end_records_after_a_release(pbs, roles, running_job) -> None:
 
 
 @pytest.mark.spec("RD-3", "RD-5")
+@pytest.mark.guards("RD-3", "RD-5")
 def test_released_sisters_usage_stays_in_the_jobs_totals(pbs, cluster, roles) -> None:
     """The plain sister's task burns cpu, then sleeps; released, the sister reports its final usage
     to the primary ("<host> cput=... mem=..."). That usage is in the 'u' record of the phase it

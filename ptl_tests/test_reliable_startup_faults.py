@@ -611,6 +611,7 @@ def test_launch_hook_sets_job_and_vnode_attributes_but_not_server_ones(pbs, clus
 
 
 @pytest.mark.spec("RJS-6")
+@pytest.mark.guards("RJS-6")
 @pytest.mark.parametrize("rerun", [True, False], ids=["requeued", "running"])
 def test_launch_hook_sets_execution_time_run_count_and_resources_used(pbs, cluster, kit, rerun) -> None:
     """The spec's list beyond Hold_Types: the launch hook sets Execution_Time (an hour ahead),
@@ -695,6 +696,7 @@ def test_execjob_resize_runs_on_kept_sisters_after_pruning(pbs, cluster, kit) ->
 
 
 @pytest.mark.spec("RJS-9", "RJS-8")
+@pytest.mark.guards("RJS-9", "RJS-8")
 def test_execjob_resize_reject_on_a_kept_sister_requeues_the_job(pbs, cluster, nemesis, kit) -> None:
     """An execjob_resize hook that rejects on the sisters: after the launch hook prunes the job,
     each kept sister rejects the update, the primary logs that not all job updates completed, and
