@@ -49,6 +49,7 @@ MARKERS = {
     "ci": "subset run in CI",
     "needs_moms(n)": "skip unless the cluster has at least n moms",
     "spec(*ids)": "spec interfaces (catalogue ids) the test exercises",
+    "guards(*ids)": "spec interfaces (of its spec ids) whose regression the test's own assertions would catch",
 }
 
 

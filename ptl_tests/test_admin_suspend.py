@@ -119,6 +119,7 @@ def chunks_on(hosts: list[str]) -> str:
 
 @pytest.mark.needs_moms(3)
 @pytest.mark.spec("AS-2", "AS-1", "AS-4")
+@pytest.mark.guards("AS-2", "AS-1", "AS-4")
 def test_admin_suspend_stops_the_job_on_every_host_and_puts_all_its_vnodes_in_maintenance(
     kit, pbs, cluster, topology
 ) -> None:
@@ -142,6 +143,7 @@ def test_admin_suspend_stops_the_job_on_every_host_and_puts_all_its_vnodes_in_ma
 
 @pytest.mark.needs_moms(2)
 @pytest.mark.spec("AS-3", "AS-4")
+@pytest.mark.guards("AS-3", "AS-4")
 def test_admin_resume_resumes_at_once_with_scheduling_off(kit, pbs, cluster, topology) -> None:
     hosts = topology.plain_hosts(2)
     job = kit.sleepers(chunks_on(hosts))
@@ -187,6 +189,7 @@ def test_plain_resume_waits_for_the_scheduler_unlike_admin_resume(kit, pbs, clus
 
 @pytest.mark.needs_moms(2)
 @pytest.mark.spec("AS-1", "AS-3", "AS-4")
+@pytest.mark.guards("AS-1", "AS-3", "AS-4")
 def test_a_node_leaves_maintenance_only_when_its_last_admin_suspended_job_is_resumed(
     kit, pbs, cluster, topology, conformance
 ) -> None:
@@ -225,6 +228,7 @@ def test_a_node_leaves_maintenance_only_when_its_last_admin_suspended_job_is_res
 
 
 @pytest.mark.spec("AS-misc", "AS-1")
+@pytest.mark.guards("AS-misc", "AS-1")
 def test_on_a_multi_vnode_host_only_the_vnodes_of_the_job_enter_maintenance(kit, pbs, cluster, topology) -> None:
     multi = topology.multi_vnode_host(min_vnodes=3)
     first, second, *rest = multi.vnodes
@@ -256,6 +260,7 @@ def test_on_a_multi_vnode_host_only_the_vnodes_of_the_job_enter_maintenance(kit,
     ids=["suspend-then-admin-resume", "admin-suspend-then-resume", "running-then-admin-resume"],
 )
 @pytest.mark.spec("AS-interactions")
+@pytest.mark.guards("AS-interactions")
 def test_the_wrong_resume_signal_is_rejected_and_changes_nothing(kit, pbs, topology, suspend, resume) -> None:
     (host,) = topology.plain_hosts(1)
     cluster = pbs.cluster
@@ -279,6 +284,7 @@ def test_the_wrong_resume_signal_is_rejected_and_changes_nothing(kit, pbs, topol
 
 
 @pytest.mark.spec("AS-2")
+@pytest.mark.guards("AS-2")
 def test_admin_suspend_of_a_job_that_is_not_running_is_rejected(kit, pbs, topology) -> None:
     (host,) = topology.plain_hosts(1)
     held = kit.submit(f"1:ncpus=1:host={host}", args=["-h"])
@@ -294,6 +300,7 @@ def test_admin_suspend_of_a_job_that_is_not_running_is_rejected(kit, pbs, topolo
 
 
 @pytest.mark.spec("AS-2", "AS-3")
+@pytest.mark.guards("AS-2", "AS-3")
 def test_unprivileged_users_cannot_admin_suspend_or_resume_but_operators_and_managers_can(
     kit, pbs, cluster, topology
 ) -> None:
@@ -326,6 +333,7 @@ def test_unprivileged_users_cannot_admin_suspend_or_resume_but_operators_and_man
 
 
 @pytest.mark.spec("AS-4")
+@pytest.mark.guards("AS-4")
 def test_maintenance_jobs_is_read_only_for_everyone_and_shown_to_managers_only(kit, pbs, cluster, topology) -> None:
     (host,) = topology.plain_hosts(1)
     job = kit.running(f"1:ncpus=1:host={host}")
@@ -360,6 +368,7 @@ def test_maintenance_jobs_is_read_only_for_everyone_and_shown_to_managers_only(k
 
 
 @pytest.mark.spec("AS-1")
+@pytest.mark.guards("AS-1")
 def test_qmgr_cannot_put_a_node_into_maintenance(pbs, topology) -> None:
     (host,) = topology.plain_hosts(1)
     res = pbs.server.qmgr(f"set node {host} state=maintenance")
@@ -377,6 +386,7 @@ def test_qmgr_cannot_put_a_node_into_maintenance(pbs, topology) -> None:
 
 @pytest.mark.needs_moms(2)
 @pytest.mark.spec("AS-1")
+@pytest.mark.guards("AS-1")
 def test_no_job_starts_on_a_maintenance_vnode_and_queued_work_runs_after_admin_resume(
     kit, pbs, cluster, topology
 ) -> None:
@@ -414,6 +424,7 @@ def test_no_job_starts_on_a_maintenance_vnode_and_queued_work_runs_after_admin_r
 
 
 @pytest.mark.spec("AS-1", "AS-interactions")
+@pytest.mark.guards("AS-1", "AS-interactions")
 def test_a_preempted_job_never_puts_its_node_into_maintenance_and_is_not_resumed_there(
     kit, pbs, cluster, topology
 ) -> None:
@@ -452,6 +463,7 @@ def test_a_preempted_job_never_puts_its_node_into_maintenance_and_is_not_resumed
 
 
 @pytest.mark.spec("AS-1", "AS-interactions")
+@pytest.mark.guards("AS-1")
 def test_a_plainly_suspended_job_is_not_resumed_by_the_scheduler_on_a_maintenance_node(
     kit, pbs, cluster, topology
 ) -> None:
@@ -490,6 +502,7 @@ def test_a_plainly_suspended_job_is_not_resumed_by_the_scheduler_on_a_maintenanc
 @pytest.mark.needs_moms(2)
 @pytest.mark.parametrize("force", [False, True], ids=["qdel", "qdel-W-force"])
 @pytest.mark.spec("AS-1", "AS-4")
+@pytest.mark.guards("AS-1", "AS-4")
 def test_deleting_an_admin_suspended_job_frees_its_vnodes(kit, pbs, cluster, topology, force) -> None:
     hosts = topology.plain_hosts(2)
     job = kit.sleepers(chunks_on(hosts))
@@ -508,6 +521,7 @@ def test_deleting_an_admin_suspended_job_frees_its_vnodes(kit, pbs, cluster, top
 
 
 @pytest.mark.spec("AS-1", "AS-4")
+@pytest.mark.guards("AS-1", "AS-4")
 def test_qrerun_force_requeues_an_admin_suspended_job_and_frees_its_vnodes(kit, pbs, cluster, topology) -> None:
     (host,) = topology.plain_hosts(1)
     job = kit.sleepers(chunks_on([host]))
@@ -530,6 +544,7 @@ def test_qrerun_force_requeues_an_admin_suspended_job_and_frees_its_vnodes(kit, 
 
 
 @pytest.mark.spec("AS-1")
+@pytest.mark.guards("AS-1")
 def test_a_node_offlined_during_maintenance_stays_offline_after_admin_resume(kit, pbs, cluster, topology) -> None:
     (host,) = topology.plain_hosts(1)
     job = kit.running(f"1:ncpus=1:host={host}")
@@ -552,6 +567,7 @@ def test_a_node_offlined_during_maintenance_stays_offline_after_admin_resume(kit
 
 
 @pytest.mark.spec("AS-1", "AS-4")
+@pytest.mark.guards("AS-1", "AS-4")
 def test_a_server_restart_keeps_maintenance_and_maintenance_jobs(kit, pbs, cluster, topology) -> None:
     (host,) = topology.plain_hosts(1)
     job = kit.sleepers(chunks_on([host]))
@@ -576,6 +592,7 @@ def subjob_ids(array_id: str, indices: range) -> list[str]:
 
 
 @pytest.mark.spec("AS-misc", "AS-2", "AS-4")
+@pytest.mark.guards("AS-2", "AS-4")
 def test_admin_suspended_subjobs_stay_suspended_across_a_server_restart(kit, pbs, topology, conformance) -> None:
     (host,) = topology.plain_hosts(1)
     array = kit.submit(f"1:ncpus=1:host={host}", array="1-2")
@@ -625,6 +642,7 @@ class StaleMaintenance(AssertionError):
 
 @pytest.mark.xfail(strict=True, raises=StaleMaintenance, reason=STALE_MAINTENANCE)
 @pytest.mark.spec("AS-1", "AS-3")
+@pytest.mark.guards("AS-1")
 def test_a_server_restart_after_the_last_admin_resume_keeps_the_node_out_of_maintenance(
     kit, pbs, topology, baseline, conformance
 ) -> None:
@@ -672,6 +690,7 @@ def rescue_from_stale_maintenance(pbs, host: str, baseline) -> None:
 
 @pytest.mark.needs_moms(2)
 @pytest.mark.spec("AS-2", "AS-3", "AS-4")
+@pytest.mark.guards("AS-2", "AS-3", "AS-4")
 def test_repeated_admin_suspend_and_resume_cycles_leave_no_residue(kit, pbs, cluster, topology) -> None:
     hosts = topology.plain_hosts(2)
     job = kit.sleepers(chunks_on(hosts))
@@ -702,6 +721,7 @@ def rsub_time(delta: timedelta) -> str:
 
 
 @pytest.mark.spec("AS-misc")
+@pytest.mark.guards("AS-misc")
 def test_a_confirmed_reservation_on_a_maintenance_vnode_is_degraded_then_moved(kit, pbs, cluster) -> None:
     pbs.server.set({"reserve_retry_time": 5})  # reconfirm soon (shipped default 600 s)
     rid = None
@@ -765,6 +785,7 @@ def test_a_running_reservation_ends_while_its_job_is_admin_suspended(kit, pbs, c
 
 
 @pytest.mark.spec("AS-4", "AS-1")
+@pytest.mark.guards("AS-4", "AS-1")
 def test_hooks_see_maintenance_jobs_and_the_maintenance_state(kit, pbs, cluster, topology) -> None:
     (host,) = topology.plain_hosts(1)
     hook = "as_probe"
@@ -796,6 +817,7 @@ def test_hooks_see_maintenance_jobs_and_the_maintenance_state(kit, pbs, cluster,
 
 @pytest.mark.needs_moms(3)
 @pytest.mark.spec("AS-1", "AS-3")
+@pytest.mark.guards("AS-1")
 def test_a_sister_host_that_crashes_and_boots_during_maintenance(kit, pbs, topology, nemesis, conformance):
     primary, survivor, victim = topology.plain_hosts(3)
     cluster = pbs.cluster

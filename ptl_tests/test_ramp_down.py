@@ -239,6 +239,7 @@ def accounting(pbs) -> AccountingReader:
 
 
 @pytest.mark.spec("RD-1", "RD-3", "RD-4", "RD-6")
+@pytest.mark.guards("RD-1", "RD-3", "RD-4", "RD-6")
 def test_release_whole_sister_host(pbs, cluster, roles, running_job) -> None:
     job_id, before, since = running_job
     expected = Assignment.of(before["exec_vnode"]).without({roles.plain})
@@ -275,6 +276,7 @@ def test_release_whole_sister_host(pbs, cluster, roles, running_job) -> None:
 
 
 @pytest.mark.spec("RD-4")
+@pytest.mark.guards("RD-4")
 def test_continue_record_carries_the_new_request_under_its_shipped_names(pbs, roles, running_job, conformance) -> None:
     """The spec's 'c' example names the next phase's request `updated_Resource_List.*` and its usage
     `resources_used_incr.*`; shipped, the record repeats the job's new Resource_List under its own
@@ -302,6 +304,7 @@ def test_continue_record_carries_the_new_request_under_its_shipped_names(pbs, ro
 
 
 @pytest.mark.spec("RD-1", "RD-3", "RD-4", "RD-6")
+@pytest.mark.guards("RD-1", "RD-3", "RD-4", "RD-6")
 @pytest.mark.parametrize(("position", "extra"), with_extra("left", "middle", "right"))
 def test_release_part_of_a_superchunk_keeps_the_host(
     pbs, cluster, roles, request, *, position: str, extra: bool
@@ -334,6 +337,7 @@ def test_release_part_of_a_superchunk_keeps_the_host(
 
 
 @pytest.mark.spec("RD-1", "RD-6")
+@pytest.mark.guards("RD-1", "RD-6")
 def test_successive_releases_free_the_host_with_its_last_vnode(pbs, cluster, roles, running_job) -> None:
     job_id, before, since = running_job
     assigned = Assignment.of(before["exec_vnode"])
@@ -361,6 +365,7 @@ def test_successive_releases_free_the_host_with_its_last_vnode(pbs, cluster, rol
 
 
 @pytest.mark.spec("RD-1", "RD-3", "RD-4")
+@pytest.mark.guards("RD-1")
 @pytest.mark.parametrize("who", ["owner", "root", "manager", "operator"])
 def test_release_all_sisters(pbs, cluster, roles, running_job, who: str) -> None:
     job_id, before, since = running_job
@@ -374,6 +379,7 @@ def test_release_all_sisters(pbs, cluster, roles, running_job, who: str) -> None
 
 
 @pytest.mark.spec("RD-1", "RD-5")
+@pytest.mark.guards("RD-5")
 def test_end_records_after_a_release(pbs, roles, running_job) -> None:
     """'e' closes the last phase with the pruned assignment; 'E' keeps the original request."""
     job_id, before, since = running_job
@@ -396,6 +402,7 @@ def test_end_records_after_a_release(pbs, roles, running_job) -> None:
 
 
 @pytest.mark.spec("RD-3", "RD-5")
+@pytest.mark.guards("RD-3", "RD-5")
 def test_released_sisters_usage_stays_in_the_jobs_totals(pbs, cluster, roles) -> None:
     """The plain sister's task burns cpu, then sleeps; released, the sister reports its final usage
     to the primary ("<host> cput=... mem=..."). That usage is in the 'u' record of the phase it
@@ -447,6 +454,7 @@ def unchanged(pbs, job_id: str, before: dict) -> None:
 
 
 @pytest.mark.spec("RD-1")
+@pytest.mark.guards("RD-1")
 def test_error_primary_execution_host(pbs, roles, running_job, conformance) -> None:
     job_id, before, since = running_job
     res = pbs.jobs.release_nodes(job_id, [roles.primary], user=roles.owner)
@@ -473,6 +481,7 @@ BARE_15010 = re.compile(r"pbs_release_nodes: Server returned error 15010 for job
 
 
 @pytest.mark.spec("RD-1")
+@pytest.mark.guards("RD-1")
 @pytest.mark.parametrize("where", ["vnode of a job host", "host outside the job"])
 @pytest.mark.xfail(
     strict=True,
@@ -508,6 +517,7 @@ def test_error_vnode_not_part_of_the_job(pbs, roles, running_job, conformance, w
 
 
 @pytest.mark.spec("RD-1")
+@pytest.mark.guards("RD-1")
 def test_error_not_the_owner(pbs, roles, running_job) -> None:
     job_id, before, since = running_job
     res = pbs.jobs.release_nodes(job_id, [roles.plain], user=roles.other)
@@ -518,6 +528,7 @@ def test_error_not_the_owner(pbs, roles, running_job) -> None:
 
 
 @pytest.mark.spec("RD-1")
+@pytest.mark.guards("RD-1")
 @pytest.mark.parametrize(
     ("args", "stderr_start"),
     [
@@ -537,6 +548,7 @@ def test_usage_errors_change_nothing(pbs, cluster, roles, running_job, *, args: 
 
 
 @pytest.mark.spec("RD-1")
+@pytest.mark.guards("RD-1")
 def test_error_unknown_job(pbs, roles) -> None:
     res = pbs.jobs.release_nodes("999999", [roles.plain], user=roles.owner)
     assert not res.ok
@@ -544,6 +556,7 @@ def test_error_unknown_job(pbs, roles) -> None:
 
 
 @pytest.mark.spec("RD-1")
+@pytest.mark.guards("RD-1")
 def test_version_names_the_servers_openpbs(pbs, roles) -> None:
     """`pbs_release_nodes --version` (the spec's third usage line), as any user: the version line
     every OpenPBS client prints, naming the version the server reports."""
@@ -553,6 +566,7 @@ def test_version_names_the_servers_openpbs(pbs, roles) -> None:
 
 
 @pytest.mark.spec("RD-1")
+@pytest.mark.guards("RD-1")
 def test_nodefile_shrinks_and_jobid_comes_from_the_environment_in_an_interactive_job(pbs, cluster, roles) -> None:
     """Inside the job, `pbs_release_nodes HOST` (no -j) uses $PBS_JOBID, and $PBS_NODEFILE loses HOST."""
     args = ["-l", f"select={standard_select(roles)}", "-l", "place=scatter"]
@@ -628,8 +642,17 @@ def released_vnode_logs(cluster, roles: Roles, job_id: str, released: Assignment
         ms_log.expect(rf"Job;{jid};{re.escape(host)} cput=\d\d:\d\d:\d\d mem=\d+kb$", since, 30)
 
 
+# A way that releases the sisters checks their u/c/e records and release logs: those cases guard
+# RD-3..6. A way that keeps them pins the other side (no u/c/e records, no DELETE_JOB2).
+RELEASE_RECORDS = pytest.mark.guards("RD-3", "RD-4", "RD-5", "RD-6")
+STAGEOUT_CASES = [
+    pytest.param(way, id=name, marks=RELEASE_RECORDS if way.releases else ()) for name, way in STAGEOUT_WAYS.items()
+]
+
+
 @pytest.mark.spec("RD-2", "RD-3", "RD-4", "RD-5", "RD-6")
-@pytest.mark.parametrize("way", list(STAGEOUT_WAYS.values()), ids=list(STAGEOUT_WAYS))
+@pytest.mark.guards("RD-2")
+@pytest.mark.parametrize("way", STAGEOUT_CASES)
 def test_release_nodes_on_stageout(pbs, cluster, roles, blocked_stageout, way: StageoutWay) -> None:
     """With release_nodes_on_stageout true, every sister leaves the job when its stageout begins
     (the job is still in E/51 copying files); with false or unset, they stay until the job ends."""
@@ -684,6 +707,7 @@ def test_release_nodes_on_stageout(pbs, cluster, roles, blocked_stageout, way: S
 
 
 @pytest.mark.spec("RD-2")
+@pytest.mark.guards("RD-2")
 @pytest.mark.parametrize("value", ["-1", "11", "tru"])
 def test_release_nodes_on_stageout_rejects_bad_values(pbs, roles, value: str) -> None:
     res = pbs.jobs.run("qsub", "-W", f"{RELNODES_ATTR}={value}", "--", "/bin/true", user=roles.owner)
@@ -755,6 +779,7 @@ def custom_values(select: str) -> list[dict[str, str]]:
 
 
 @pytest.mark.spec("RD-1", "RD-3", "RD-4")
+@pytest.mark.guards("RD-1", "RD-4")
 @pytest.mark.parametrize("case", list(keep_cases()))
 def test_keep_select_with_custom_resources(pbs, cluster, roles, custom_resources, request, *, case: KeepCase) -> None:
     """-k select=... keeps the primary's chunk plus the chunks matching the select, by the chunks'
@@ -786,6 +811,7 @@ def test_keep_select_with_custom_resources(pbs, cluster, roles, custom_resources
 
 
 @pytest.mark.spec("RD-1")
+@pytest.mark.guards("RD-1")
 def test_keep_select_consumable_host_resource(pbs, cluster, roles) -> None:
     """-k select=1:localssd=1 keeps the chunk holding the consumable localssd; its host keeps it assigned."""
     ssd_host = roles.ssd_host()
@@ -806,6 +832,7 @@ def test_keep_select_consumable_host_resource(pbs, cluster, roles) -> None:
 
 
 @pytest.mark.spec("RD-1")
+@pytest.mark.guards("RD-1")
 @pytest.mark.parametrize(
     ("layout", "count"), [("four single-vnode sisters", "2"), ("super-chunk and plain sister", "1")]
 )
@@ -829,6 +856,7 @@ def test_keep_node_count(pbs, cluster, roles, layout: str, count: str) -> None:
 
 
 @pytest.mark.spec("RD-1", "RD-3", "RD-4")
+@pytest.mark.guards("RD-1", "RD-3", "RD-4")
 def test_keep_select_takes_part_of_a_superchunk(pbs, cluster, roles, conformance) -> None:
     """PTL keep_select #17: a -k chunk asking fewer cpus than the super-chunk has keeps only part of it.
 
@@ -893,6 +921,7 @@ NODE_COUNT_CHUNKS = (
 
 
 @pytest.mark.spec("RD-1", "RD-3", "RD-4")
+@pytest.mark.guards("RD-1", "RD-4")
 def test_keep_node_count_with_mixed_custom_resources(pbs, cluster, roles, custom_resources, request) -> None:
     """PTL keep_select #22: -k 2 on chunks carrying custom resources of every type keeps the primary's
     chunk and the first two sister chunks of the server's order (node_count_order): the two without
@@ -927,6 +956,7 @@ def test_keep_node_count_with_mixed_custom_resources(pbs, cluster, roles, custom
 
 
 @pytest.mark.spec("RD-1")
+@pytest.mark.guards("RD-1")
 @pytest.mark.parametrize(
     ("keep", "stderr"),
     [
@@ -951,6 +981,7 @@ def test_keep_select_errors_change_nothing(pbs, roles, running_job, keep: str, s
 
 
 @pytest.mark.spec("RD-1", "RD-3", "RD-4")
+@pytest.mark.guards("RD-1", "RD-4")
 @pytest.mark.parametrize(
     ("release_args", "released_roles"),
     [("-a", ("plain", "multi")), (PLAIN_HOST, ("plain",)), ("-k select=ncpus=3:mem=2gb", ("plain",))],
@@ -1024,6 +1055,7 @@ def job_in_state(pbs, nemesis, roles: Roles, state: str) -> str:
 
 
 @pytest.mark.spec("RD-1")
+@pytest.mark.guards("RD-1")
 @pytest.mark.parametrize(
     ("state", "stderr"),
     [
@@ -1048,6 +1080,7 @@ def test_error_job_not_running(pbs, roles, nemesis, state: str, stderr: str) -> 
 
 
 @pytest.mark.spec("RD-1", "RD-3", "RD-4")
+@pytest.mark.guards("RD-1", "RD-4")
 def test_array_parent_refused_subjob_released(pbs, cluster, roles) -> None:
     since = datetime.now() - timedelta(seconds=1)
     array_id = pbs.jobs.submit(
@@ -1088,6 +1121,7 @@ def vnodes_of(exec_vnode: str) -> set[str]:
 
 
 @pytest.mark.spec("RD-7")
+@pytest.mark.guards("RD-7")
 def test_show_hidden_attribs_exposes_the_phases(pbs, cluster, roles, running_job, conformance) -> None:
     """After a partial release (one super-chunk vnode, still held) and a whole-host release, the
     hidden attributes show the original and the previous phase; only a manager may set the switch."""
@@ -1135,6 +1169,7 @@ def test_show_hidden_attribs_exposes_the_phases(pbs, cluster, roles, running_job
 
 
 @pytest.mark.spec("RD-1", "RD-6")
+@pytest.mark.guards("RD-1", "RD-6")
 def test_stopped_sister_is_cleaned_when_it_continues(pbs, cluster, roles, nemesis, running_job) -> None:
     """The server prunes the job at once but holds the released host until its mom confirms the cleanup."""
     job_id, before, since = running_job
@@ -1179,6 +1214,7 @@ def assert_original_request(job: dict, before: dict, roles: Roles) -> None:
 
 
 @pytest.mark.spec("RD-1")
+@pytest.mark.guards("RD-1")
 @pytest.mark.parametrize("how", ["qrerun", "primary mom killed and restarted"])
 def test_rerun_after_a_release_uses_the_original_request(
     pbs, cluster, roles, nemesis, running_job, *, how: str
@@ -1247,6 +1283,7 @@ RELEASED_HOST_REASSIGNED = (
 
 
 @pytest.mark.spec("RD-1")
+@pytest.mark.guards("RD-1")
 @pytest.mark.parametrize(
     "shutdown",
     [
@@ -1304,6 +1341,7 @@ def clear_stale_assignment(pbs, cluster, job_id: str) -> None:
 
 
 @pytest.mark.spec("RD-1")
+@pytest.mark.guards("RD-1")
 def test_released_host_crash_does_not_touch_the_job(pbs, cluster, roles, nemesis, running_job) -> None:
     job_id, _before, _since = running_job
     assert pbs.jobs.release_nodes(job_id, [roles.plain], user=roles.owner).ok
@@ -1327,6 +1365,7 @@ def test_released_host_crash_does_not_touch_the_job(pbs, cluster, roles, nemesis
 
 
 @pytest.mark.spec("RD-1")
+@pytest.mark.guards("RD-1")
 def test_released_host_cleanup_runs_epilogue_and_end_hooks(pbs, cluster, roles, conformance) -> None:
     for event in ("execjob_epilogue", "execjob_end"):
         name = f"rd_{event.split('_')[1]}"
@@ -1365,6 +1404,7 @@ def test_released_host_cleanup_runs_epilogue_and_end_hooks(pbs, cluster, roles, 
 
 
 @pytest.mark.spec("RD-1", "RD-3", "RD-4")
+@pytest.mark.guards("RD-1", "RD-3", "RD-4")
 def test_suspended_job_refuses_release_and_resumes_pruned(pbs, cluster, roles, running_job) -> None:
     job_id, _before, since = running_job
     assert pbs.jobs.release_nodes(job_id, [roles.plain], user=roles.owner).ok
@@ -1395,6 +1435,7 @@ def test_suspended_job_refuses_release_and_resumes_pruned(pbs, cluster, roles, r
 
 
 @pytest.mark.spec("RD-1", "RD-3", "RD-4")
+@pytest.mark.guards("RD-1")
 def test_reservation_id_refused_job_inside_releases(pbs, cluster, roles) -> None:
     start = datetime.now() + timedelta(seconds=15)
     rid, _ = pbs.resv.submit(
@@ -1417,6 +1458,7 @@ def test_reservation_id_refused_job_inside_releases(pbs, cluster, roles) -> None
 
 
 @pytest.mark.spec("RD-1")
+@pytest.mark.guards("RD-1")
 @pytest.mark.parametrize(
     ("args", "stderr_start"),
     [
@@ -1433,6 +1475,7 @@ def test_usage_errors_without_a_job(pbs, roles, args: list[str], stderr_start: s
 
 
 @pytest.mark.spec("RD-1", "RD-3", "RD-4", "RD-6")
+@pytest.mark.guards("RD-1", "RD-4", "RD-6")
 @pytest.mark.parametrize(
     ("which", "extra"), with_extra("part of the super-chunk and the plain host", "every sister vnode by name")
 )
@@ -1477,6 +1520,7 @@ def node_jobs(pbs, vnode: str) -> list[str]:
 
 
 @pytest.mark.spec("RD-1", "RD-6")
+@pytest.mark.guards("RD-1", "RD-6")
 def test_release_a_shared_host_from_one_job_only(pbs, cluster, roles) -> None:
     """PTL #46 test_release_multi_jobs: two jobs share the same 2-cpu hosts (one cpu each); releasing
     the plain host from the first ends only its task there: DELETE_JOB2 and the primary mom's cput line
@@ -1523,6 +1567,7 @@ def test_release_a_shared_host_from_one_job_only(pbs, cluster, roles) -> None:
 
 
 @pytest.mark.spec("RD-1")
+@pytest.mark.guards("RD-1")
 def test_error_cray_node(pbs, roles, running_job, request, conformance) -> None:
     """A vnode typed as a Cray XC node cannot be released (vntype is restored before the baseline check)."""
     job_id, before, since = running_job
@@ -1542,6 +1587,7 @@ def test_error_cray_node(pbs, roles, running_job, request, conformance) -> None:
 
 
 @pytest.mark.spec("RD-2", "RD-3", "RD-4", "RD-5")
+@pytest.mark.guards("RD-2", "RD-3", "RD-4", "RD-5")
 def test_release_by_command_then_the_rest_at_stageout(pbs, cluster, roles, blocked_stageout) -> None:
     """Two phases end early: the command releases the plain host, the stageout the multi-vnode host;
     then 'e' closes the primary-only phase and 'E' keeps the original request."""

@@ -201,6 +201,7 @@ def test_timer_options_are_logged_when_the_mom_reads_its_config(pbs, cluster, ne
 
 
 @pytest.mark.spec("RJS-3", "RJS-1", "RJS-5")
+@pytest.mark.guards("RJS-3", "RJS-1")
 def test_join_alarm_bounds_the_wait_for_a_silent_sister(pbs, cluster, nemesis, kit, conformance) -> None:
     """Its execjob_begin hook sleeps far past $sister_join_job_alarm (a radio-silent sister while
     joining): the job sits in R/41 with its padded assignment, pbs_release_nodes is refused, then
@@ -290,6 +291,7 @@ def delete_until_gone(pbs, job_id: str, timeout: float = 90) -> None:
 
 
 @pytest.mark.spec("RJS-1", "RJS-5")
+@pytest.mark.guards("RJS-1")
 def test_qrerun_of_a_job_waiting_on_a_silent_sister(pbs, cluster, nemesis, kit, request) -> None:
     """PTL t18: a tolerant job waits in R/41 on a sister whose execjob_begin hook sleeps. qrerun
     (scheduling off) puts it back in Q and gives everything back: its vnodes are free, the server
@@ -349,6 +351,7 @@ def test_qrerun_of_a_job_waiting_on_a_silent_sister(pbs, cluster, nemesis, kit, 
 
 
 @pytest.mark.spec("RJS-4", "RJS-1", "RJS-5", "RJS-6")
+@pytest.mark.guards("RJS-4", "RJS-1", "RJS-5", "RJS-6")
 @pytest.mark.parametrize("faults", [("reject", "exception"), ("exception", "reject")], ids="begin-{0[0]}".format)
 def test_failed_begin_and_prologue_sisters_are_reported_and_offlined(pbs, cluster, nemesis, kit, faults) -> None:
     """The first 2-cpu sister fails execjob_begin, the first 1-cpu sister execjob_prologue (reject
@@ -390,6 +393,7 @@ def test_failed_begin_and_prologue_sisters_are_reported_and_offlined(pbs, cluste
 
 
 @pytest.mark.spec("RJS-4", "RJS-1", "RJS-5")
+@pytest.mark.guards("RJS-4", "RJS-1", "RJS-5")
 @pytest.mark.parametrize("fault", ["mom killed", "radio silent"])
 def test_sister_failing_during_its_prologue_is_waited_for_then_pruned(pbs, cluster, nemesis, kit, fault: str) -> None:
     """A 2-cpu sister's execjob_prologue hook sleeps past $job_launch_delay; meanwhile its pbs_mom
@@ -437,6 +441,7 @@ def primary_timers_reset(pbs, cluster, roles):
 
 
 @pytest.mark.spec("RJS-3", "RJS-4", "RJS-1")
+@pytest.mark.guards("RJS-3", "RJS-4")
 @pytest.mark.usefixtures("primary_timers_reset")
 def test_default_timers_are_the_sums_of_enabled_hook_alarms(pbs, cluster, nemesis, kit) -> None:
     """No $sister_join_job_alarm / $job_launch_delay in the config: two execjob_begin hooks with
@@ -477,6 +482,7 @@ def test_default_timers_are_the_sums_of_enabled_hook_alarms(pbs, cluster, nemesi
 
 
 @pytest.mark.spec("RJS-3", "RJS-1")
+@pytest.mark.guards("RJS-3")
 @pytest.mark.parametrize("begin_hooks", ["none", "alarms 6+7, then HUP"])
 @pytest.mark.usefixtures("primary_timers_reset")
 def test_default_join_alarm_is_30(pbs, nemesis, kit, conformance, begin_hooks: str) -> None:
@@ -531,6 +537,7 @@ def primary_logs_debug3(pbs, cluster, roles):
 
 
 @pytest.mark.spec("RJS-1")
+@pytest.mark.guards("RJS-1")
 @pytest.mark.parametrize("tolerance", ["all", "job_start"])
 @pytest.mark.usefixtures("primary_logs_debug3")
 def test_kept_sister_killed_after_start(pbs, cluster, nemesis, kit, tolerance: str) -> None:
@@ -579,6 +586,7 @@ def test_kept_sister_killed_after_start(pbs, cluster, nemesis, kit, tolerance: s
 
 
 @pytest.mark.spec("RJS-6")
+@pytest.mark.guards("RJS-6")
 def test_launch_hook_sets_job_and_vnode_attributes_but_not_server_ones(pbs, cluster, kit) -> None:
     """The launch hook sets a vnode attribute and a job attribute (accepted), fails to set a server
     attribute with the new message, then holds (s), requeues and rejects the job: the job comes
@@ -603,6 +611,7 @@ def test_launch_hook_sets_job_and_vnode_attributes_but_not_server_ones(pbs, clus
 
 
 @pytest.mark.spec("RJS-6")
+@pytest.mark.guards("RJS-6")
 @pytest.mark.parametrize("rerun", [True, False], ids=["requeued", "running"])
 def test_launch_hook_sets_execution_time_run_count_and_resources_used(pbs, cluster, kit, rerun) -> None:
     """The spec's list beyond Hold_Types: the launch hook sets Execution_Time (an hour ahead),
@@ -642,6 +651,7 @@ SPEC_HOOK_EVENTS = (
 
 
 @pytest.mark.spec("RJS-9")
+@pytest.mark.guards("RJS-9")
 def test_qmgr_knows_the_execjob_resize_event(pbs, conformance) -> None:
     name = f"fb_rs_{uuid.uuid4().hex[:4]}"
     pbs.server.qmgr(f"create hook {name}")
@@ -660,6 +670,7 @@ def test_qmgr_knows_the_execjob_resize_event(pbs, conformance) -> None:
 
 
 @pytest.mark.spec("RJS-9", "RJS-8")
+@pytest.mark.guards("RJS-9", "RJS-8")
 def test_execjob_resize_runs_on_kept_sisters_after_pruning(pbs, cluster, kit) -> None:
     """After the launch hook prunes the job, the primary sends the new assignment to the kept
     sisters: each runs the execjob_resize hook (where nothing is settable) and logs that it
@@ -685,6 +696,7 @@ def test_execjob_resize_runs_on_kept_sisters_after_pruning(pbs, cluster, kit) ->
 
 
 @pytest.mark.spec("RJS-9", "RJS-8")
+@pytest.mark.guards("RJS-9", "RJS-8")
 def test_execjob_resize_reject_on_a_kept_sister_requeues_the_job(pbs, cluster, nemesis, kit) -> None:
     """An execjob_resize hook that rejects on the sisters: after the launch hook prunes the job,
     each kept sister rejects the update, the primary logs that not all job updates completed, and
@@ -716,6 +728,7 @@ def test_execjob_resize_reject_on_a_kept_sister_requeues_the_job(pbs, cluster, n
 
 
 @pytest.mark.spec("RJS-3", "RJS-1", "RJS-5", "RJS-8")
+@pytest.mark.guards("RJS-1", "RJS-8")
 def test_sister_host_crashing_while_joining_is_pruned(pbs, cluster, nemesis, kit) -> None:
     """A 2-cpu sister's execjob_begin hook is sleeping (its join is not acknowledged yet) when the
     whole host crashes: the job still starts, pruned without that sister."""

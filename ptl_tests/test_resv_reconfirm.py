@@ -96,6 +96,7 @@ class StaleRetryTime(AssertionError):
 
 
 @pytest.mark.spec("RV-1", "RV-2", "RV-6")
+@pytest.mark.guards("RV-1", "RV-2", "RV-6")
 def test_unset_reserve_retry_time_means_600_seconds_before_the_first_attempt(rv) -> None:
     pbs = rv.pbs
     (host,) = rv.topology.plain_hosts(1, ncpus=2)
@@ -144,6 +145,7 @@ def test_reserve_retry_of_a_degraded_reservation_is_shown_to_every_role(rv, conf
 
 
 @pytest.mark.spec("RV-1")
+@pytest.mark.guards("RV-1")
 def test_reserve_retry_time_is_set_by_managers_only_and_shown_to_managers_only(pbs, topology, conformance) -> None:
     # The accounts by role (root is the superuser on every cluster, not a test account).
     user = {
@@ -179,6 +181,7 @@ def test_reserve_retry_time_is_set_by_managers_only_and_shown_to_managers_only(p
 
 
 @pytest.mark.spec("RV-3", "RV-1")
+@pytest.mark.guards("RV-3")
 def test_deprecated_reserve_retry_init_still_sets_reserve_retry_time(rv) -> None:
     pbs = rv.pbs
     res = pbs.server.set({"reserve_retry_init": 7})
@@ -207,6 +210,7 @@ def test_deprecated_reserve_retry_init_still_sets_reserve_retry_time(rv) -> None
     "reservation's reserve_retry is then 600 s away while qstat -Bf says reserve_retry_time = 7",
 )
 @pytest.mark.spec("RV-3", "RV-1")
+@pytest.mark.guards("RV-3", "RV-1")
 def test_unsetting_reserve_retry_init_leaves_the_shown_reserve_retry_time_in_force(rv) -> None:
     pbs = rv.pbs
     assert pbs.server.set({"reserve_retry_init": 7}).ok
@@ -228,6 +232,7 @@ def test_unsetting_reserve_retry_init_leaves_the_shown_reserve_retry_time_in_for
 
 
 @pytest.mark.spec("RV-4")
+@pytest.mark.guards("RV-4")
 def test_reserve_retry_cutoff_is_gone(pbs) -> None:
     # qmgr checks attribute names itself: the obsolete name is refused like any unknown word.
     outputs = {}
@@ -249,6 +254,7 @@ def test_reserve_retry_cutoff_is_gone(pbs) -> None:
 
 @pytest.mark.parametrize("how", ["offline", "kill_mom", "crash_host", "partition"])
 @pytest.mark.spec("RV-2", "RV-5", "RV-6", "RV-7")
+@pytest.mark.guards("RV-2", "RV-5", "RV-6")
 def test_a_confirmed_reservation_degraded_by_a_node_failure_is_reconfirmed_on_other_nodes(rv, retry, how) -> None:
     kept, victim, spare = rv.topology.plain_hosts(3, ncpus=2)
     rv.steer.prefer(kept, victim, spare)
@@ -271,6 +277,7 @@ def test_a_confirmed_reservation_degraded_by_a_node_failure_is_reconfirmed_on_ot
 
 
 @pytest.mark.spec("RV-6", "RV-2", "RV-5")
+@pytest.mark.guards("RV-6", "RV-2", "RV-5")
 def test_a_reservation_degraded_shortly_before_its_start_is_retried_at_its_start(rv) -> None:
     """reserve_retry_time stays at its default (600 s): the start comes sooner, so the one
     attempt is made at the start (determine_resv_retry)."""
@@ -297,6 +304,7 @@ def test_a_reservation_degraded_shortly_before_its_start_is_retried_at_its_start
 
 @pytest.mark.parametrize("how", ["crash_host"])
 @pytest.mark.spec("RV-7", "RV-5", "RV-6")
+@pytest.mark.guards("RV-7", "RV-5", "RV-6")
 def test_a_running_reservation_replaces_only_the_unavailable_node_and_its_job_keeps_running(rv, retry, how) -> None:
     kept, victim, spare, other = rv.topology.plain_hosts(4, ncpus=2)
     rv.steer.prefer(kept, victim)
@@ -344,6 +352,7 @@ def test_a_running_reservation_without_jobs_may_move_its_healthy_nodes_too(rv, r
 
 
 @pytest.mark.spec("RV-7", "RV-5")
+@pytest.mark.guards("RV-7", "RV-5")
 def test_a_running_super_chunk_reservation_keeps_its_first_chunk(rv, retry) -> None:
     (first_host,) = rv.topology.plain_hosts(1, ncpus=2)
     vnodes = list(rv.topology.multi_vnode_host(min_vnodes=3).all_vnodes)  # 4 or more, natural one first
@@ -371,6 +380,7 @@ def test_a_running_super_chunk_reservation_keeps_its_first_chunk(rv, retry) -> N
 
 @pytest.mark.parametrize("phase", ["confirmed", "running"])
 @pytest.mark.spec("RV-7", "RV-5", "RV-6")
+@pytest.mark.guards("RV-7", "RV-5", "RV-6")
 def test_a_standing_reservation_is_reconfirmed_on_other_nodes(rv, retry, phase) -> None:
     kept, victim, spare = rv.topology.plain_hosts(3, ncpus=2)
     rv.steer.prefer(kept, victim, spare)
@@ -414,8 +424,16 @@ MAINTENANCE_XFAIL = pytest.mark.xfail(
 )
 
 
-@pytest.mark.parametrize("how", ["offline", pytest.param("maintenance", marks=MAINTENANCE_XFAIL)])
+# Only the offline case gets to the retry after the refused attempt and to the reconfirmation.
+RETRIED_AND_RECONFIRMED = pytest.mark.guards("RV-6", "RV-2", "RV-5")
+
+
+@pytest.mark.parametrize(
+    "how",
+    [pytest.param("offline", marks=RETRIED_AND_RECONFIRMED), pytest.param("maintenance", marks=MAINTENANCE_XFAIL)],
+)
 @pytest.mark.spec("RV-8", "RV-6", "RV-2", "RV-5")
+@pytest.mark.guards("RV-8")
 def test_no_reconfirmation_while_a_job_of_the_reservation_runs_on_the_unavailable_node(rv, retry, how) -> None:
     kept, victim, spare = rv.topology.plain_hosts(3, ncpus=2)
     rv.steer.prefer(kept, victim, spare)
@@ -466,6 +484,7 @@ def test_no_reconfirmation_while_a_job_of_the_reservation_runs_on_the_unavailabl
 
 @pytest.mark.parametrize("returns", ["spare", "own_node"])
 @pytest.mark.spec("RV-6", "RV-2", "RV-5")
+@pytest.mark.guards("RV-6", "RV-2", "RV-5")
 def test_without_spare_nodes_the_reservation_stays_degraded_is_retried_and_recovers(rv, retry, returns) -> None:
     pbs = rv.pbs
     kept, victim, spare = rv.topology.plain_hosts(3, ncpus=2)
@@ -565,6 +584,7 @@ CORRUPTED_XFAIL = pytest.mark.xfail(
 
 @CORRUPTED_XFAIL
 @pytest.mark.spec("RV-9", "RV-6", "RV-5")
+@pytest.mark.guards("RV-6")
 def test_a_confirmed_reservation_in_conflict_with_a_maintenance_reservation_is_reconfirmed(rv, retry) -> None:
     resv, kept, victim, spare, seen = in_conflict(rv, "confirmed")
     if not seen.get("resv_nodes", "").startswith("("):
@@ -576,6 +596,7 @@ def test_a_confirmed_reservation_in_conflict_with_a_maintenance_reservation_is_r
 
 
 @pytest.mark.spec("RV-9")
+@pytest.mark.guards("RV-9")
 def test_a_running_reservation_in_conflict_is_not_reconfirmed(rv, retry) -> None:
     resv, _, _, _, seen = in_conflict(rv, "running")
     assert retry_epoch(seen) <= time.time()  # degrade_overlapping_resv asks for an attempt at once
@@ -616,6 +637,7 @@ STANDING_CONFLICT_XFAIL = pytest.mark.xfail(
 
 @STANDING_CONFLICT_XFAIL
 @pytest.mark.spec("RV-9", "RV-5")
+@pytest.mark.guards("RV-9")
 def test_a_standing_reservation_in_conflict_is_reconfirmed_between_occurrences(rv, retry, conformance) -> None:
     """FREQ=MINUTELY;INTERVAL=4;COUNT=3 on two hosts, 60 s occurrences. During the first occurrence a
     maintenance reservation takes one of the hosts until the end of the second. The running occurrence

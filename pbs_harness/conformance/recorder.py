@@ -1,4 +1,4 @@
-"""pytest side of the conformance report: per-test outcomes, spec tags, observed differences.
+"""pytest side of the conformance report: per-test outcomes, spec and guards tags, observed differences.
 
 At the end of a session the results go to a JSON file (default reports/results.json) that
 `pbs-harness report` turns into the conformance report.
@@ -14,11 +14,12 @@ from typing import Any
 
 import pytest
 
-from pbs_harness.conformance import catalogue
+from pbs_harness.conformance import catalogue, guards
 
 PLUGIN_NAME = "pbs-harness-recorder"
 ENV_KEY = pytest.StashKey[dict[str, Any]]()
 DIFFS_KEY = pytest.StashKey[list[dict[str, str]]]()
+OWN_MARKERS = ("spec", guards.MARKER, "parametrize")  # recorded apart (or not at all), not among "markers"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -38,16 +39,23 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(Recorder(config), PLUGIN_NAME)
 
 
+def _ids(item: pytest.Item, marker: str) -> list[str]:
+    return sorted({i for m in item.iter_markers(marker) for i in m.args})
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     known = set(catalogue.load().ids())
     for item in items:
-        ids = [i for m in item.iter_markers("spec") for i in m.args]
+        ids = _ids(item, "spec")
         unknown = sorted(set(ids) - known)
         if unknown:
             raise pytest.UsageError(
                 f"{item.nodeid}: spec marker names unknown catalogue entries {unknown}; "
                 "add them to pbs_harness/conformance/catalogue.yaml or fix the marker"
             )
+        problem = guards.marker_problem(ids, _ids(item, guards.MARKER), known)
+        if problem:
+            raise pytest.UsageError(f"{item.nodeid}: {problem}")
 
 
 @pytest.hookimpl(wrapper=True)
@@ -56,8 +64,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
     controller with the report)."""
     report = yield
     report.pbsh_entry = {
-        "specs": sorted({i for m in item.iter_markers("spec") for i in m.args}),
-        "markers": sorted({m.name for m in item.iter_markers() if m.name not in ("spec", "parametrize")}),
+        "specs": _ids(item, "spec"),
+        "guards": _ids(item, guards.MARKER),
+        "markers": sorted({m.name for m in item.iter_markers() if m.name not in OWN_MARKERS}),
         "differences": list(item.stash.get(DIFFS_KEY, [])),
     }
     env = item.config.stash.get(ENV_KEY, None)
@@ -67,7 +76,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
 
 
 class Recorder:
-    """Per-test outcomes, spec tags, differences and clusters, written at the end of the session."""
+    """Per-test outcomes, spec and guards tags, differences and clusters, written at the end of the session."""
 
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
@@ -76,9 +85,8 @@ class Recorder:
         self.environments: dict[str, dict[str, Any]] = {}  # by cluster name, in the order first seen
 
     def _entry(self, nodeid: str) -> dict[str, Any]:
-        return self.tests.setdefault(
-            nodeid, {"nodeid": nodeid, "outcome": "passed", "duration": 0.0, "specs": [], "differences": []}
-        )
+        empty = {"outcome": "passed", "duration": 0.0, "specs": [], "guards": [], "differences": []}
+        return self.tests.setdefault(nodeid, {"nodeid": nodeid, **empty})
 
     @pytest.hookimpl(trylast=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:

@@ -45,6 +45,6 @@ def _shape_problem(data: Any) -> str | None:
             or not isinstance(test.get("outcome"), str)
         ):
             return f"tests[{i}] has no 'nodeid' and 'outcome' strings"
-        if not isinstance(test.get("specs", []), list) or not isinstance(test.get("differences", []), list):
-            return f"tests[{i}]: 'specs' and 'differences' must be lists"
+        if not all(isinstance(test.get(key, []), list) for key in ("specs", "guards", "differences")):
+            return f"tests[{i}]: 'specs', 'guards' and 'differences' must be lists"
     return None

@@ -1,52 +1,86 @@
-"""Which acceptance tests claim which spec interfaces: a static scan of `@pytest.mark.spec(...)`.
+"""Which acceptance tests claim which spec interfaces: a static scan of their markers.
 
-Reading the source (no import, no cluster) lets a unit test check every tag against the
-catalogue, and lets the report tell "not covered" (no test at all) from "not run".
+`scan(test_dir)` reads `@pytest.mark.spec(...)` (the interfaces a test exercises), `scan(test_dir,
+"guards")` reads `@pytest.mark.guards(...)` (those its own assertions would catch a regression of),
+and `marked(test_dir, "xfail")` lists the tests that are expected failures as a whole. Reading the
+source (no import, no cluster) lets a unit test check every tag against the catalogue, and lets
+the report tell "not covered" (no test at all) from "not run".
 """
 
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
 from pathlib import Path
 
 
-def _spec_ids(node: ast.AST) -> list[str]:
-    """IDs of every `pytest.mark.spec("A", "B")` call inside node."""
+def _is_mark(node: ast.AST, marker: str) -> bool:
+    """`pytest.mark.<marker>` (the attribute itself, called or not)."""
+    return (
+        isinstance(node, ast.Attribute)
+        and node.attr == marker
+        and isinstance(node.value, ast.Attribute)
+        and node.value.attr == "mark"
+    )
+
+
+def _ids(node: ast.AST, marker: str, names: dict[str, ast.expr], seen: frozenset[str] = frozenset()) -> list[str]:
+    """String arguments of every `pytest.mark.<marker>("A", "B")` call inside node, and inside the
+    module constants it names (e.g. a parameter list whose pytest.param entries carry the mark)."""
     ids: list[str] = []
-    for call in ast.walk(node):
-        if (
-            isinstance(call, ast.Call)
-            and isinstance(call.func, ast.Attribute)
-            and call.func.attr == "spec"
-            and isinstance(call.func.value, ast.Attribute)
-            and call.func.value.attr == "mark"
-        ):
-            ids += [a.value for a in call.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Call) and _is_mark(sub.func, marker):
+            ids += [a.value for a in sub.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+        elif isinstance(sub, ast.Name) and sub.id in names and sub.id not in seen:
+            ids += _ids(names[sub.id], marker, names, seen | {sub.id})
     return ids
 
 
-def scan(test_dir: Path) -> dict[str, list[str]]:
-    """{spec id: [test ids "path::Class::test"]} for test functions under test_dir."""
-    found: dict[str, list[str]] = {}
+def _tests(test_dir: Path) -> Iterator[tuple[str, list[ast.expr], dict[str, ast.expr]]]:
+    """(test id "path::Class::test", the marks that apply to it: module pytestmark, class and
+    function decorators, the module's top-level assignments by name) for each test function."""
     for path in sorted(test_dir.rglob("test_*.py")):
         tree = ast.parse(path.read_text(), str(path))
         rel = path.relative_to(test_dir.parent).as_posix()
-        module_ids = [i for stmt in tree.body if _is_pytestmark(stmt) for i in _spec_ids(stmt.value)]
+        names = {
+            t.id: stmt.value
+            for stmt in tree.body
+            if isinstance(stmt, ast.Assign)
+            for t in stmt.targets
+            if isinstance(t, ast.Name)
+        }
+        module = names.get("pytestmark")
+        module_marks = list(module.elts) if isinstance(module, ast.List | ast.Tuple) else [module] if module else []
         for owner, funcs, prefix in _test_functions(tree, rel):
-            owner_ids = _spec_ids_of_decorators(owner) if owner is not None else []
+            owner_marks = list(owner.decorator_list) if owner is not None else []
             for func in funcs:
-                test_id = f"{prefix}::{func.name}"
-                for spec_id in module_ids + owner_ids + _spec_ids_of_decorators(func):
-                    found.setdefault(spec_id, []).append(test_id)
+                yield f"{prefix}::{func.name}", [*module_marks, *owner_marks, *func.decorator_list], names
+
+
+def short(nodeid: str) -> str:
+    """`ptl_tests/test_x.py::test_y[param]` -> `ptl_tests/test_x.py::test_y` (the scan's test id)."""
+    return nodeid.split("[", 1)[0]
+
+
+def scan(test_dir: Path, marker: str = "spec") -> dict[str, list[str]]:
+    """{id: [test ids "path::Class::test"]} of `pytest.mark.<marker>(id, ...)` for test functions under test_dir."""
+    found: dict[str, list[str]] = {}
+    for test_id, marks, names in _tests(test_dir):
+        for mark_id in dict.fromkeys(i for mark in marks for i in _ids(mark, marker, names)):
+            found.setdefault(mark_id, []).append(test_id)
     return found
 
 
-def _is_pytestmark(stmt: ast.stmt) -> bool:
-    return isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "pytestmark" for t in stmt.targets)
+def marked(test_dir: Path, marker: str) -> list[str]:
+    """Test ids carrying `pytest.mark.<marker>` as a whole (a decorator, the class's or the module's
+    pytestmark, or a module constant holding the mark), not only in one parameter's marks."""
+    return [test_id for test_id, marks, names in _tests(test_dir) if any(_marks(m, marker, names) for m in marks)]
 
 
-def _spec_ids_of_decorators(node: ast.FunctionDef | ast.ClassDef) -> list[str]:
-    return [i for dec in node.decorator_list for i in _spec_ids(dec)]
+def _marks(mark: ast.expr, marker: str, names: dict[str, ast.expr]) -> bool:
+    if isinstance(mark, ast.Name) and mark.id in names:  # e.g. @CORRUPTED_XFAIL = pytest.mark.xfail(...)
+        mark = names[mark.id]
+    return _is_mark(mark.func if isinstance(mark, ast.Call) else mark, marker)
 
 
 def _test_functions(tree: ast.Module, rel: str):

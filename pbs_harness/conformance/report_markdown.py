@@ -1,0 +1,71 @@
+"""conformance.md: the header, then per feature a table with a row per interface.
+
+One OpenPBS version: | id | interface | status | outcomes | tests | guards | differences |
+Several: | id | interface | OpenPBS <v> (status, tests, outcomes) ... | guards | differences |
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pbs_harness.conformance import report_text as text
+from pbs_harness.conformance.catalogue import Catalogue
+from pbs_harness.conformance.verdict import InterfaceResult, Verdict
+
+
+def write_markdown(path: Path, cat: Catalogue, verdicts: list[Verdict], results: dict[str, Any]) -> None:
+    h = text.header(results)
+    several = len(h["clusters"]) > 1
+    lines = [
+        "# OpenPBS conformance report",
+        "",
+        f"- OpenPBS: **{h['openpbs_version']}** ({h['openpbs_build']})"
+        if len(verdicts) == 1
+        else "- OpenPBS: several versions, see each cluster",
+        *(text.cluster_lines(h) or [
+            f"- Cluster: inventory `{h['inventory']}`, server `{h['server']}`, hosts {', '.join(h['hosts']) or '-'}"
+        ]),
+        *text.versions_note(verdicts),
+        f"- Run: {h['started']} to {h['finished']}",
+        *text.known_defects_line(h),
+        *text.verdict_lines(verdicts),
+        *text.guard_lines(verdicts[0].rows),
+        "",
+    ]  # fmt: skip
+    titles = ["status | outcomes | tests"] if len(verdicts) == 1 else [f"OpenPBS {v.version}" for v in verdicts]
+    columns = 3 if len(verdicts) == 1 else len(verdicts)
+    for key, feature in cat.features.items():
+        lines += [
+            f"## {feature.title}",
+            "",
+            f"| id | interface | {' | '.join(titles)} | guards | differences |",
+            "|---|---|" + "---|" * columns + "---|---|",
+        ]
+        for index, r in enumerate(verdicts[0].rows):
+            if r.interface.feature != key:
+                continue
+            cells = [_verdict_cell(v.rows[index], several, len(verdicts) == 1) for v in verdicts]
+            diffs = "<br>".join(
+                f"spec: {d['spec_says']} / OpenPBS: {d['openpbs_does']}"
+                for v in verdicts
+                for d in v.rows[index].differences
+            )
+            lines.append(f"| {r.id} | {r.interface.title} | {' | '.join(cells)} | {_guards(r)} | {diffs or '-'} |")
+        lines.append("")
+    path.write_text("\n".join(lines).replace("\n\n\n", "\n\n"))
+
+
+def _verdict_cell(row: InterfaceResult, several: bool, alone: bool) -> str:
+    """status | outcomes | tests of the one version, or one cell of a version side by side."""
+    tests = "<br>".join(f"{text.name_of(t, several, row.guarded_by(t))}: {t['outcome']}" for t in row.tests)
+    tests += "".join(f"<br>{t.split('::')[-1]}: not run" for t in row.untested)
+    if alone:
+        return f"{row.label} | {text.outcomes_text(row)} | {tests or '-'}"
+    return f"**{row.label}**<br>{tests}<br>({text.outcomes_text(row)})"
+
+
+def _guards(row: InterfaceResult) -> str:
+    title = text.guards_title(row)
+    title = f"**{title}**" if row.weakly_guarded else title
+    return "<br>".join([title, *text.guard_names(row)])
