@@ -12,8 +12,7 @@ from pathlib import Path
 
 from pbs_harness.cluster import Cluster
 from pbs_harness.evidence import starters
-
-PRERUN = 41  # job substate: sent to the moms, no session id yet
+from pbs_harness.pbs.substates import PRERUN
 
 # docs/suites/reliable_startup.md, "OpenPBS defects found"
 STARTER_HALF_READ = (

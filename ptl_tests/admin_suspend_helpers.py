@@ -20,6 +20,7 @@ from pbs_harness.cluster import Cluster
 from pbs_harness.pbs.client import Pbs
 from pbs_harness.pbs.nodes import states
 from pbs_harness.pbs.parsers import parse_exec_vnode
+from pbs_harness.pbs.substates import RUNNING, SCHED_SUSPENDED, SUSPENDED  # noqa: F401 - the suite's names
 from pbs_harness.transport import CommandError, CommandResult
 from pbs_harness.waits import wait_until
 from ptl_tests import jobscripts
@@ -32,9 +33,6 @@ ATTRRO = "Cannot set attribute, read only or insufficient permission "  # msg_at
 BAD_NODE_VALUE = "Illegal value for node"  # msg_badnodeatval, PBSE_BADNDATVAL (+ " <attribute>")
 JOBEXIST = "Job with requested ID already exists"  # msg_jobexist, PBSE_JOBEXIST
 
-SUSPENDED = 43  # JOB_SUBSTATE_SUSPEND: suspended by qsig (suspend or admin-suspend)
-SCHED_SUSPENDED = 45  # JOB_SUBSTATE_SCHSUSP: suspended by the scheduler (preemption), or 'resume' pending
-RUNNING = 42
 
 SLEEP = 600  # seconds: longer than any test, the jobs are deleted at the end
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 import pytest
 
 from pbs_harness.pbs.parsers import SelectChunk, VnodeSlice, size_kb
+from pbs_harness.pbs.substates import PRERUN
 from pbs_harness.topology import Topology
 from pbs_harness.transport import RemoteHost
 
@@ -83,7 +84,7 @@ def extra_select(roles: Roles) -> str:
 
 RELNODES_ATTR = "release_nodes_on_stageout"
 STAGEOUT_SUBSTATE = 51  # JOB_SUBSTATE_STAGEOUT (src/include/job.h)
-PRERUN_SUBSTATE = 41  # JOB_SUBSTATE_PRERUN: sent to the mom, not yet running
+PRERUN_SUBSTATE = PRERUN  # sent to the mom, not yet running
 
 
 def hook_set_release_nodes_on_stageout(value: bool) -> str:

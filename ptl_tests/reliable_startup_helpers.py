@@ -37,6 +37,7 @@ from pbs_harness.faults.hookbodies import failing_hook_body
 from pbs_harness.pbs.client import Pbs
 from pbs_harness.pbs.moms import edit_config
 from pbs_harness.pbs.parsers import parse_exec_host, parse_exec_vnode, parse_select, size_kb
+from pbs_harness.pbs.substates import PRERUN, RUNNING  # noqa: F401 - the suite's names
 from pbs_harness.topology import Topology
 from pbs_harness.transport import CommandError
 from pbs_harness.waits import wait_until
@@ -86,7 +87,6 @@ PADDED_SELECT = "1:ncpus=2:mem=2gb+2:ncpus=2:mem=2gb+2:ncpus=1:mem=1gb"  # incre
 SHORT_ALARM = 5  # seconds: $sister_join_job_alarm and $job_launch_delay on the primary
 JOIN_ALARM = "$sister_join_job_alarm"
 LAUNCH_DELAY = "$job_launch_delay"
-PRERUN, RUNNING = 41, 42  # job substates
 SLEEP = 600  # the suite's jobs sleep longer than any test; the baseline restore deletes them
 
 # Shipped strings (mom side unless noted; ../shared/reference/ptl-catalogue.md Part B.1).

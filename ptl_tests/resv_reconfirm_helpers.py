@@ -26,6 +26,7 @@ from pbs_harness.faults import Fault, Nemesis
 from pbs_harness.pbs.client import Pbs
 from pbs_harness.pbs.parsers import parse_exec_vnode
 from pbs_harness.pbs.resv import rstat_epoch, rsub_time
+from pbs_harness.pbs.substates import RUNNING as JOB_RUNNING
 from pbs_harness.topology import Topology
 from pbs_harness.transport import CommandError
 from pbs_harness.waits import wait_until
@@ -121,7 +122,7 @@ def wait_running(pbs: Pbs, resv: Resv, *, margin: float = 30) -> dict[str, Any]:
 def job_in(pbs: Pbs, resv: Resv, select: str, *, user: str) -> tuple[str, str]:
     """A sleep of `user` in the reservation's queue, waited until it runs; returns (job id, exec_vnode)."""
     job_id = pbs.jobs.submit(user=user, select=select, args=["-q", resv.queue], command=["/bin/sleep", str(SLEEP)])
-    return job_id, pbs.jobs.wait(job_id, job_state="R", substate=42, timeout=60)["exec_vnode"]
+    return job_id, pbs.jobs.wait(job_id, job_state="R", substate=JOB_RUNNING, timeout=60)["exec_vnode"]
 
 
 def server_log(cluster: Cluster) -> LogReader:

@@ -19,6 +19,7 @@ from pbs_harness.evidence.logs import LogReader
 from pbs_harness.faults.ssh import DaemonKill, DaemonPause, SshPartition
 from pbs_harness.localcluster import hostproc, network, provider
 from pbs_harness.localcluster.spec import HostSpec
+from pbs_harness.pbs.substates import RUNNING
 from pbs_harness.waits import wait_until
 
 pytestmark = [pytest.mark.acceptance, pytest.mark.harness, pytest.mark.ci]
@@ -231,7 +232,7 @@ def test_reject_hook_fails_the_start_on_the_chosen_sister_until_healed(cluster, 
     # Held back by the fault: the job exists and has not reached running (42).
     held = pbs.jobs.status(job_id)
     assert held, f"job {job_id} is unknown to the server"
-    assert held["substate"] != 42, held
+    assert held["substate"] != RUNNING, held
     nemesis.heal(fault)
     assert "pbsh_fault" not in " ".join(pbs.hooks.names())
-    pbs.jobs.wait(job_id, job_state="R", substate=42, timeout=120)
+    pbs.jobs.wait(job_id, job_state="R", substate=RUNNING, timeout=120)

@@ -26,6 +26,7 @@ from pbs_harness.evidence.accounting import AccountingReader, walltime_seconds
 from pbs_harness.evidence.logs import LogReader
 from pbs_harness.pbs.interactive import InteractiveJob
 from pbs_harness.pbs.parsers import VnodeSlice, parse_exec_host, parse_exec_vnode, parse_select, size_kb
+from pbs_harness.pbs.substates import RUNNING
 from pbs_harness.waits import WaitTimeout, wait_until
 from ptl_tests import jobscripts
 from ptl_tests.ramp_down_helpers import (
@@ -135,7 +136,7 @@ def start_job(pbs, cluster, roles: Roles, *, select: str | None = None, attribut
         cwd=f"/home/{roles.owner}",
         args=["-j", "oe", "-o", "/dev/null", *args],
     )
-    job = pbs.jobs.wait(job_id, job_state="R", substate=42, timeout=60)
+    job = pbs.jobs.wait(job_id, job_state="R", substate=RUNNING, timeout=60)
     hosts = Assignment.of(job["exec_vnode"]).hosts()
     wait_until(
         lambda: {h: task_pids(cluster, roles.owner, h) for h in hosts},
@@ -576,7 +577,7 @@ def test_nodefile_shrinks_and_jobid_comes_from_the_environment_in_an_interactive
         assert sorted(set(session.run('cat "$PBS_NODEFILE"').split())) == sorted(
             [roles.primary, roles.multi, roles.plain]
         )
-        pbs.jobs.wait(session.job_id, job_state="R", substate=42, timeout=30)
+        pbs.jobs.wait(session.job_id, job_state="R", substate=RUNNING, timeout=30)
         out = session.run(f"{cluster.bin('pbs_release_nodes')} {roles.plain}; echo rc=$?")
         assert out.splitlines()[-1] == "rc=0", out
         assert sorted(set(session.run('cat "$PBS_NODEFILE"').split())) == sorted([roles.primary, roles.multi])
@@ -1095,7 +1096,7 @@ def test_array_parent_refused_subjob_released(pbs, cluster, roles) -> None:
         args=["-j", "oe", "-o", "/dev/null"],
     )
     first = array_id.replace("[]", "[1]")
-    before = pbs.jobs.wait(first, job_state="R", substate=42, timeout=60)
+    before = pbs.jobs.wait(first, job_state="R", substate=RUNNING, timeout=60)
 
     res = pbs.jobs.release_nodes(array_id, [roles.plain], user=roles.owner)
     assert not res.ok
@@ -1201,7 +1202,7 @@ def test_stopped_sister_is_cleaned_when_it_continues(pbs, cluster, roles, nemesi
 def wait_rerun(pbs, job_id: str, run_count: int, timeout: float) -> dict:
     return wait_until(
         lambda: pbs.jobs.status(job_id),
-        lambda j: j.get("job_state") == "R" and j.get("substate") == 42 and j.get("run_count") == run_count,
+        lambda j: j.get("job_state") == "R" and j.get("substate") == RUNNING and j.get("run_count") == run_count,
         timeout=timeout,
         describe=f"job {job_id} running again (run_count={run_count})",
     )
@@ -1308,7 +1309,7 @@ def test_server_restart_after_a_release(pbs, cluster, roles, running_job, shutdo
         assert_original_request(wait_rerun(pbs, job_id, 2, timeout=60), before, roles)
         return
     try:
-        job = pbs.jobs.wait(job_id, job_state="R", substate=42, timeout=30)
+        job = pbs.jobs.wait(job_id, job_state="R", substate=RUNNING, timeout=30)
         assert_job_matches(job, Assignment.of(pruned["exec_vnode"]))
         assert job["run_count"] == 1
         try:
@@ -1422,7 +1423,7 @@ def test_suspended_job_refuses_release_and_resumes_pruned(pbs, cluster, roles, r
     assert len(accounting(pbs).of(job_id, "uc", since)) == 2
 
     assert pbs.jobs.signal(job_id, "resume").ok
-    resumed = pbs.jobs.wait(job_id, job_state="R", substate=42, timeout=30)
+    resumed = pbs.jobs.wait(job_id, job_state="R", substate=RUNNING, timeout=30)
     assert_job_matches(resumed, Assignment.of(pruned["exec_vnode"]))
     assert pbs.jobs.release_nodes(job_id, [multi_vnode], user=roles.owner).ok
     # The refused release wrote nothing; the one after the resume closes the pruned phase ('u') and
