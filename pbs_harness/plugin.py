@@ -104,6 +104,13 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     return report
 
 
+def call_failed(node: pytest.Item) -> bool:
+    """Whether the test's own body (its call phase) failed: for fixtures that keep a failed test's
+    state for the evidence instead of cleaning it up."""
+    call = node.stash.get(REPORTS_KEY, {}).get("call")
+    return call is not None and call.failed
+
+
 def _named(config: pytest.Config) -> str | None:
     """How the inventory was named explicitly (--inventory or PBS_HARNESS_INVENTORY), or None for the default."""
     given = config.getoption("--inventory")

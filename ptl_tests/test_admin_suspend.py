@@ -23,7 +23,7 @@ from pbs_harness.evidence.accounting import AccountingReader
 from pbs_harness.evidence.logs import LogReader
 from pbs_harness.pbs.base import parse_json
 from pbs_harness.pbs.nodes import states
-from pbs_harness.plugin import REPORTS_KEY
+from pbs_harness.plugin import call_failed
 from pbs_harness.waits import wait_until
 from ptl_tests import jobscripts
 from ptl_tests.admin_suspend_helpers import (
@@ -79,8 +79,7 @@ def _purge_at_module_end(pbs):
 def kit(request, pbs, cluster, topology):
     k = Kit(pbs, cluster, topology.users.owner)
     yield k
-    call = request.node.stash.get(REPORTS_KEY, {}).get("call")
-    if call is not None and call.failed:
+    if call_failed(request.node):
         LEFT_BEHIND.extend(k.jobs)  # keep the state for the evidence folder; purged later
         LEFT_DIRS.append(k.dir)
     else:
