@@ -214,14 +214,7 @@ class Kit:
 
     def purge(self, job_id: str) -> None:
         """Delete the job (and its subjobs), then remove it from the job history."""
-        self.pbs.jobs.delete(job_id, force=True)
-        wait_until(
-            lambda: self.pbs.jobs.status(job_id),
-            lambda j: not j or j.get("job_state") in ("F", "X"),
-            timeout=60,
-            describe=f"job {job_id} finished",
-        )
-        self.pbs.jobs.run("qdel", "-x", "-W", "force", job_id)
+        self.pbs.jobs.purge(job_id)
 
     def cleanup(self) -> None:
         for job_id in self.jobs:

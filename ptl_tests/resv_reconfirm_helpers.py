@@ -231,14 +231,7 @@ class Rv:
         # suite) while such a job still exists, even finished in the history, puts the node back into
         # maintenance for good (docs/suites/admin_suspend.md). So these jobs go, history included, now.
         for job_id in self.admin_suspended:
-            self.pbs.jobs.delete(job_id, force=True)
-            wait_until(
-                lambda j=job_id: self.pbs.jobs.status(j),
-                lambda got: not got or got.get("job_state") in ("F", "X"),
-                timeout=60,
-                describe=f"job {job_id} finished",
-            )
-            self.pbs.jobs.run("qdel", "-x", "-W", "force", job_id)
+            self.pbs.jobs.purge(job_id)
         self.admin_suspended.clear()
         for vnode in self.offlined:
             self.pbs.server.qmgr(f"set node {vnode} state-=offline")

@@ -64,7 +64,7 @@ def purge_left_behind(kit_or_pbs) -> None:
     while LEFT_BEHIND:
         job_id = LEFT_BEHIND.pop()
         pbs.jobs.delete(job_id, force=True)
-        pbs.jobs.run("qdel", "-x", "-W", "force", job_id)
+        pbs.jobs.forget(job_id)
 
 
 @pytest.fixture(scope="module", autouse=True)

@@ -732,7 +732,7 @@ def custom_resources(pbs):
     yield CUSTOM_RESOURCES
     for job_id, job in pbs.jobs.all(history=True).items():
         if "rd_" in str(job.get("schedselect", "")):
-            pbs.jobs.run("qdel", "-x", "-W", "force", job_id)
+            pbs.jobs.forget(job_id)
     problems = [
         f"{r.name}: {res.stderr.strip()}"
         for r in CUSTOM_RESOURCES
@@ -1251,7 +1251,7 @@ def purge_history(pbs) -> None:
     with no history left, a restart here cannot wake a stale name left by another suite."""
     finished = [j for j, job in pbs.jobs.all(history=True).items() if job.get("job_state") == "F"]
     for start in range(0, len(finished), 50):
-        pbs.jobs.run("qdel", "-x", "-W", "force", *finished[start : start + 50])
+        pbs.jobs.forget(*finished[start : start + 50])
 
 
 def restart_server(pbs, cluster, shutdown: str) -> None:

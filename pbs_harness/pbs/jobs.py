@@ -91,6 +91,22 @@ class Jobs(PbsCommands):
         args = ["-W", "force"] if force else []
         return self.run("qdel", *args, job_id, user=user)
 
+    def purge(self, job_id: str, *, timeout: float = 60) -> None:
+        """Delete the job (and its subjobs) by force, wait until it has finished, then remove it
+        from the job history too (`qdel -x -W force`)."""
+        self.delete(job_id, force=True)
+        wait_until(
+            lambda: self.status(job_id),
+            lambda j: not j or j.get("job_state") in ("F", "X"),
+            timeout=timeout,
+            describe=f"job {job_id} finished",
+        )
+        self.forget(job_id)
+
+    def forget(self, *job_ids: str) -> CommandResult:
+        """Remove finished jobs from the job history (`qdel -x -W force`)."""
+        return self.run("qdel", "-x", "-W", "force", *job_ids)
+
     def signal(self, job_id: str, signal: str, *, user: str | None = None) -> CommandResult:
         """qsig -s SIGNAL (e.g. admin-suspend, admin-resume, suspend, resume, TERM)."""
         return self.run("qsig", "-s", signal, job_id, user=user)
