@@ -31,12 +31,15 @@ def sleep_on_every_chunk(prefix: str, seconds: int) -> str:
 """
 
 
-def burn_then_sleep_on_every_chunk(prefix: str, burn_seconds: int, seconds: int) -> str:
-    """A task on every chunk (pbsdsh) that keeps a cpu busy for BURN_SECONDS of wall time, then
-    becomes `sleep SECONDS`: each host's usage (cput) is then well above zero and no longer grows."""
-    burn = f"end=$((SECONDS+{burn_seconds})); while [ $SECONDS -lt $end ]; do :; done; exec /bin/sleep {seconds}"
+def sleep_on_every_chunk_and_burn_on(prefix: str, host: str, burn_seconds: int, seconds: int) -> str:
+    """sleep_on_every_chunk, plus one more task on `host` (pbsdsh -h) that keeps a cpu busy for
+    BURN_SECONDS of wall time: the job's cpu time then comes from that host alone."""
+    if not host.replace("-", "").replace(".", "").isalnum():
+        raise ValueError(f"host must be a plain host name, not {host!r}")
+    burn = f"end=$((SECONDS+{burn_seconds})); while [ $SECONDS -lt $end ]; do :; done"
     return f"""#!/bin/bash
-{prefix}/bin/pbsdsh -- /bin/bash -c '{burn}' &
+{prefix}/bin/pbsdsh -- /bin/sleep {seconds} &
+{prefix}/bin/pbsdsh -h {host} -- /bin/bash -c '{burn}' &
 /bin/sleep {seconds}
 """
 

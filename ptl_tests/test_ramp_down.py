@@ -50,7 +50,8 @@ from ptl_tests.ramp_down_helpers import (
 
 pytestmark = [pytest.mark.acceptance, pytest.mark.ramp_down, pytest.mark.needs_moms(3)]
 
-BURN = 4  # seconds of wall time the burning tasks keep a cpu busy
+BURN = 4  # seconds of wall time the burning task keeps a cpu busy
+DEFAULT_MAX_CHECK_POLL = 120  # seconds: MAX_CHECK_POLL_TIME, src/include/mom_func.h
 SLEEP = 3017  # the job's tasks run `sleep 3017`: easy to find with ps on each host
 PLAIN_HOST = "<plain host>"  # in parameters: replaced by the plain host's name inside the test
 
@@ -405,27 +406,22 @@ def test_end_records_after_a_release(pbs, roles, running_job) -> None:
 @pytest.mark.spec("RD-3", "RD-5")
 @pytest.mark.guards("RD-3", "RD-5")
 def test_released_sisters_usage_stays_in_the_jobs_totals(pbs, cluster, roles) -> None:
-    """The plain sister's task burns cpu, then sleeps; released, the sister reports its final usage
+    """A task on the plain sister burns cpu (the job's only cpu time); released, the sister reports its usage
     to the primary ("<host> cput=... mem=..."). That usage is in the 'u' record of the phase it
     ended, and the 'E' record's totals still hold it after the job ends."""
     # A sister reports the usage it tallied at its last poll (DELETE_JOB2 takes no new sample):
-    # poll every second or two on the job's hosts so the burn is tallied before the release.
+    # poll every second or two on the job's hosts so the burn is tallied soon after it.
     for host in (roles.primary, roles.plain):
         pbs.mom_config.set_options(cluster.hosts[host], {"$min_check_poll": 1, "$max_check_poll": 2})
-    script = jobscripts.burn_then_sleep_on_every_chunk(str(cluster.prefix), BURN, SLEEP)
+    script = jobscripts.sleep_on_every_chunk_and_burn_on(str(cluster.prefix), roles.plain, BURN, SLEEP)
     job_id, _before, since = start_job(pbs, cluster, roles, script=script)
-    plain = cluster.hosts[roles.plain]
-    wait_until(
-        lambda: plain.run(["pgrep", "-u", roles.owner, "-x", "sleep"]).ok,
-        bool,
-        timeout=BURN + 30,
-        describe=f"the task on {roles.plain} done burning (now a sleep)",
-    )
+    # Only the plain sister burns: once the job shows cpu time, the sister has tallied and reported it.
+    # Bounded by a poll at the default $max_check_poll (120 s) in case the HUP did not move the next one.
     wait_until(
         lambda: pbs.jobs.status(job_id),
         lambda j: walltime_seconds(j.get("resources_used", {}).get("cput", "0")) >= 2,
-        timeout=30,
-        describe=f"the burn tallied in {job_id}'s resources_used.cput",
+        timeout=DEFAULT_MAX_CHECK_POLL + 30,
+        describe=f"the burn on {roles.plain} tallied in {job_id}'s resources_used.cput",
     )
     assert pbs.jobs.release_nodes(job_id, [roles.plain], user=roles.owner).ok
     ms_log = LogReader(cluster.hosts[roles.primary], str(cluster.pbs_home), "mom")
