@@ -75,6 +75,12 @@ def outcome(reports: dict[str, pytest.TestReport]) -> tuple[list[str], str]:
     return cats, reason
 
 
+def known_races(reports: dict[str, pytest.TestReport]) -> int:
+    """How many earlier attempts of the test met a known OpenPBS race (pbs_harness.defect_retry)."""
+    call = reports.get("call") or next(iter(reports.values()), None)
+    return sum(1 for key, _ in (call.user_properties if call else []) if key == "known_defect")
+
+
 def cluster_of(reports: dict[str, pytest.TestReport]) -> str:
     """The cluster a test ran on (its `cluster` user property, pbs_harness.parallel.binding)."""
     for report in reports.values():
@@ -172,6 +178,9 @@ class Progress:
         word = " + ".join(WORDS[c] for c in cats) or "INTERRUPTED"
         if reason:
             reason = " (" + (reason if len(reason) <= REASON_WIDTH else reason[: REASON_WIDTH - 3] + "...") + ")"
+        races = known_races(reports)
+        if races:
+            reason += f" [attempt {races + 1}: the earlier one met a known OpenPBS race, see its evidence]"
         label = f"{suite_name} {nodeid.split('::', 1)[-1]}"
         if self.name_clusters:
             label = f"{cluster_of(reports)}: {label}"

@@ -202,8 +202,9 @@ def _child(tmp_path: Path, *args: str) -> str:
 
 def test_a_test_that_met_the_race_runs_once_more_and_its_verdict_is_the_second_attempt(tmp_path: Path) -> None:
     (tmp_path / "race").touch()
-    out = _child(tmp_path)
+    out = _child(tmp_path, "-p", "pbs_harness.progress")
     assert "1 passed" in out, out
+    assert "[attempt 2: the earlier one met a known OpenPBS race, see its evidence]" in out, out
     assert (tmp_path / "attempts").read_text() == "2"
     assert (tmp_path / "teardowns").read_text() == "xx"  # the first attempt's fixtures were torn down
     junit = (tmp_path / "j.xml").read_text()
