@@ -30,6 +30,7 @@ from typing import Any
 
 import pytest
 
+from pbs_harness import defect_retry
 from pbs_harness.cluster import Cluster
 from pbs_harness.evidence.accounting import AccountingReader
 from pbs_harness.evidence.logs import LogReader
@@ -608,3 +609,23 @@ def set_mom_options(pbs: Pbs, cluster: Cluster, host: str, options: Mapping[str,
 def seconds_between(first: datetime, then: datetime) -> int:
     """Whole seconds between two log stamps (each has 1 s resolution: the true gap is within +-1)."""
     return int((then - first).total_seconds())
+
+
+# docs/suites/reliable_startup.md, "OpenPBS defects found"
+EMPTY_FAIL_LIST = (
+    "OpenPBS defect (intermittent): the primary knew the sister had failed (its log says so, and "
+    "release_nodes pruned the sister away), yet the execjob_launch hook's vnode_list_fail was empty"
+)
+
+
+def met_empty_fail_list(kit: Kit, request, job_id: str, failed: str, *, knew: str) -> None:
+    """The intermittent empty vnode_list_fail, recognised only by its exact evidence: the primary's
+    line `knew` (a regex: it ignored the sister's error, or launched without its prologue ack), the
+    launch hook listed vnodes but no failed one, and the job was pruned without the sister. Then
+    the scenario runs once more on a fresh job (pbs_harness.defect_retry); otherwise nothing."""
+    knew_lines = kit.mom.matching(f"Job;{re.escape(job_id)};{knew}", kit.since)
+    listed = kit.mom.matching("launch: found vnode_list\\[", kit.since)
+    listed_fail = kit.mom.matching("launch: found vnode_list_fail", kit.since)
+    pruned = kit.mom.matching(f"Job;{re.escape(job_id)};{PRUNED_TO}", kit.since)
+    if knew_lines and listed and not listed_fail and pruned and failed not in pruned[-1].message:
+        defect_retry.met(request, f"{EMPTY_FAIL_LIST}. Observed: {knew_lines[0].raw} / {pruned[-1].raw}")

@@ -21,7 +21,6 @@ from dataclasses import dataclass
 
 import pytest
 
-from pbs_harness import defect_retry
 from pbs_harness.pbs.parsers import parse_select
 from pbs_harness.waits import WaitTimeout, wait_until
 from ptl_tests import jobscripts
@@ -47,6 +46,7 @@ from ptl_tests.reliable_startup_helpers import (
     expected_prune,
     hosts_of,
     install_hooks,
+    met_empty_fail_list,
     pad_hook,
     prune_hook,
     select_chunks,
@@ -179,26 +179,6 @@ SISTER_FAULTS = [
 ]
 
 
-# docs/suites/reliable_startup.md, "OpenPBS defects found"
-EMPTY_FAIL_LIST = (
-    "OpenPBS defect (intermittent, seen once in 4 full runs): the primary logged the sister's hook "
-    "error and 'ignoring error from <sister> as job is tolerant of node failures', and release_nodes "
-    "pruned the sister away, yet the execjob_launch hook's vnode_list_fail was empty"
-)
-
-
-def empty_fail_list(kit: Kit, request, job_id: str, failed: str) -> None:
-    """The intermittent empty vnode_list_fail, recognised only by its exact evidence (the primary
-    ignored the sister's error, the launch hook listed vnodes but no failed one, the sister was
-    pruned): the scenario runs once more on a fresh job (pbs_harness.defect_retry)."""
-    ignored = kit.mom.matching(f"Job;{re.escape(job_id)};{IGNORING.format(host=failed)}", kit.since)
-    listed = kit.mom.matching("launch: found vnode_list\\[", kit.since)
-    listed_fail = kit.mom.matching("launch: found vnode_list_fail", kit.since)
-    pruned = kit.mom.matching(f"Job;{re.escape(job_id)};{PRUNED_TO}", kit.since)
-    if ignored and listed and not listed_fail and pruned and failed not in pruned[0].message:
-        defect_retry.met(request, f"{EMPTY_FAIL_LIST}. Observed: {ignored[0].raw} / {pruned[0].raw}")
-
-
 @pytest.mark.spec("RJS-1", "RJS-2", "RJS-5", "RJS-7", "RJS-8", "RJS-case")
 @pytest.mark.guards("RJS-1", "RJS-2", "RJS-7", "RJS-8", "RJS-case")
 @pytest.mark.parametrize("fault", SISTER_FAULTS, ids=lambda f: f.name)
@@ -234,7 +214,7 @@ def test_failed_sister_pruned_away(kit, nemesis, conformance, names, *, fault, r
         try:
             kit.mom.expect(fail_line, kit.since, timeout=10)
         except WaitTimeout:
-            empty_fail_list(kit, request, job_id, failed)
+            met_empty_fail_list(kit, request, job_id, failed, knew=IGNORING.format(host=failed))
             raise
     else:  # a sister that never answered the join is pruned away but not listed
         kit.mom.absent(fail_line, kit.since)
