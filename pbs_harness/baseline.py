@@ -239,9 +239,12 @@ def restore(pbs: Pbs, base: Snapshot, timeout: float = 90, repaired: Callable[[s
         wait_until(lambda: phantom_assignments(pbs), lambda p: not p, timeout=10, describe="no phantom assignments")
     except WaitTimeout as exc:
         phantoms = exc.last
-        # Only a server restart recomputes resources_assigned from the jobs it knows.
+        # Only a server restart recomputes resources_assigned from the jobs it knows. A restart also
+        # brings back server attributes unset since the last one (seen: reserve_retry_init=7 again),
+        # so the server's attributes are restored once more after it.
         pbs.server.stop()
         pbs.server.start()
+        _restore_server(pbs, base, take(pbs))
         left = _wait_for(pbs, base, timeout)
         still = phantom_assignments(pbs)
         if repaired is not None:
