@@ -614,18 +614,24 @@ def seconds_between(first: datetime, then: datetime) -> int:
 # docs/suites/reliable_startup.md, "OpenPBS defects found"
 EMPTY_FAIL_LIST = (
     "OpenPBS defect (intermittent): the primary knew the sister had failed (its log says so, and "
-    "release_nodes pruned the sister away), yet the execjob_launch hook's vnode_list_fail was empty"
+    "release_nodes pruned the sister away), yet the execjob_launch hook's vnode_list_fail did not list it"
 )
 
 
 def met_empty_fail_list(kit: Kit, request, job_id: str, failed: str, *, knew: str) -> None:
-    """The intermittent empty vnode_list_fail, recognised only by its exact evidence: the primary's
-    line `knew` (a regex: it ignored the sister's error, or launched without its prologue ack), the
-    launch hook listed vnodes but no failed one, and the job was pruned without the sister. Then
-    the scenario runs once more on a fresh job (pbs_harness.defect_retry); otherwise nothing."""
+    """The intermittent vnode_list_fail that leaves out a failed sister, recognised only by its
+    exact evidence: the primary's line `knew` (a regex: it ignored the sister's error, or launched
+    without its prologue ack), the launch hook listed vnodes but none of that sister's among the
+    failed ones, and the job was pruned without the sister. Then the scenario runs once more on a
+    fresh job (pbs_harness.defect_retry); otherwise nothing happens."""
     knew_lines = kit.mom.matching(f"Job;{re.escape(job_id)};{knew}", kit.since)
     listed = kit.mom.matching("launch: found vnode_list\\[", kit.since)
-    listed_fail = kit.mom.matching("launch: found vnode_list_fail", kit.since)
+    fail_listed = {
+        ln.message.split("found vnode_list_fail[", 1)[1].rstrip("]")
+        for ln in kit.mom.matching("launch: found vnode_list_fail\\[", kit.since)
+    }
+    left_out = not any(v == failed or v.startswith(f"{failed}[") for v in fail_listed)
     pruned = kit.mom.matching(f"Job;{re.escape(job_id)};{PRUNED_TO}", kit.since)
-    if knew_lines and listed and not listed_fail and pruned and failed not in pruned[-1].message:
-        defect_retry.met(request, f"{EMPTY_FAIL_LIST}. Observed: {knew_lines[0].raw} / {pruned[-1].raw}")
+    if knew_lines and listed and left_out and pruned and failed not in pruned[-1].message:
+        seen = f"vnode_list_fail {sorted(fail_listed)}; {knew_lines[0].raw} / {pruned[-1].raw}"
+        defect_retry.met(request, f"{EMPTY_FAIL_LIST}. Observed: {seen}")
