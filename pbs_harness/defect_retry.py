@@ -45,14 +45,15 @@ def met(request: pytest.FixtureRequest, diagnosis: str) -> NoReturn:
     pytest.xfail(diagnosis + (f" (attempt {attempt}: every attempt met it)" if attempt > 1 else ""))
 
 
-def _uses_cluster(item: pytest.Item) -> bool:
+def uses_cluster(item: pytest.Item) -> bool:
+    """Whether the test touches a cluster (asks for one of the cluster fixtures)."""
     return bool({"cluster", "pbs", "nemesis"} & set(getattr(item, "fixturenames", ())))
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> bool | None:
     retries = item.config.getoption("--defect-retries", 0) or 0
-    if retries <= 0 or not _uses_cluster(item):
+    if retries <= 0 or not uses_cluster(item):
         return None  # pytest's own protocol
     item.ihook.pytest_runtest_logstart(nodeid=item.nodeid, location=item.location)
     attempt = 1

@@ -24,7 +24,7 @@ from pbs_harness import defects, precheck, project, session_lock, testrun
 from pbs_harness import inventory as inventory_mod
 from pbs_harness import topology as topology_mod
 from pbs_harness.cluster import Cluster
-from pbs_harness.defect_retry import DEFECT_KEY, attempt_of
+from pbs_harness.defect_retry import DEFECT_KEY, attempt_of, uses_cluster
 from pbs_harness.errors import HarnessError, UnreachableError
 from pbs_harness.evidence import collect
 from pbs_harness.faults import Nemesis
@@ -281,10 +281,6 @@ def cluster(inventory: inventory_mod.Inventory) -> Iterator[Cluster]:
     c.close()
 
 
-def _uses_cluster(item: pytest.Item) -> bool:
-    return bool({"cluster", "pbs", "nemesis"} & set(getattr(item, "fixturenames", ())))
-
-
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
     """A wait that timed out because of a known OpenPBS defect (pbs_harness.defects, diagnosed on
@@ -310,7 +306,7 @@ def pytest_runtestloop(session: pytest.Session) -> Iterator[object]:
     first test's pytest-timeout.
     """
     config = session.config
-    if session.config.option.collectonly or not any(_uses_cluster(i) for i in session.items):
+    if session.config.option.collectonly or not any(uses_cluster(i) for i in session.items):
         return (yield)
     if _unavailable_reason(config, reach=False) is not None:
         return (yield)  # the inventory fixture skips the tests with the reason

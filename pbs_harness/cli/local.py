@@ -45,7 +45,6 @@ def cmd_cluster_up(args: argparse.Namespace) -> int:
     if args.subnet == "auto":
         from pbs_harness.cli import fleet_up
 
-        require_root()
         args.subnet, args.clusters = fleet_up.auto_subnet(args)
     spec = _spec(args)
     require_root()
