@@ -405,10 +405,10 @@ def test_end_records_after_a_release(pbs, roles, running_job) -> None:
 
 @pytest.mark.spec("RD-3", "RD-5")
 @pytest.mark.guards("RD-3", "RD-5")
-def test_released_sisters_usage_stays_in_the_jobs_totals(pbs, cluster, roles) -> None:
+def test_released_sisters_usage_stays_in_the_jobs_totals(pbs, cluster, roles, conformance) -> None:
     """A task on the plain sister burns cpu (the job's only cpu time); released, the sister reports its usage
-    to the primary ("<host> cput=... mem=..."). That usage is in the 'u' record of the phase it
-    ended, and the 'E' record's totals still hold it after the job ends."""
+    to the primary ("<host> cput=... mem=..."). The 'u' record of the phase it ended holds at least the
+    usage the job showed when it was released, and the 'E' record's totals hold the sister's final report."""
     # A sister reports the usage it tallied at its last poll (DELETE_JOB2 takes no new sample):
     # poll every second or two on the job's hosts so the burn is tallied soon after it.
     for host in (roles.primary, roles.plain):
@@ -417,19 +417,31 @@ def test_released_sisters_usage_stays_in_the_jobs_totals(pbs, cluster, roles) ->
     job_id, _before, since = start_job(pbs, cluster, roles, script=script)
     # Only the plain sister burns: once the job shows cpu time, the sister has tallied and reported it.
     # Bounded by a poll at the default $max_check_poll (120 s) in case the HUP did not move the next one.
-    wait_until(
+    tallied = wait_until(
         lambda: pbs.jobs.status(job_id),
         lambda j: walltime_seconds(j.get("resources_used", {}).get("cput", "0")) >= 2,
         timeout=DEFAULT_MAX_CHECK_POLL + 30,
         describe=f"the burn on {roles.plain} tallied in {job_id}'s resources_used.cput",
     )
+    shown_cput = walltime_seconds(tallied["resources_used"]["cput"])
     assert pbs.jobs.release_nodes(job_id, [roles.plain], user=roles.owner).ok
     ms_log = LogReader(cluster.hosts[roles.primary], str(cluster.pbs_home), "mom")
     line = ms_log.expect(rf"Job;{re.escape(job_id)};{roles.plain} cput=\d\d:\d\d:\d\d mem=\d+kb$", since, 30)
     sister_cput = walltime_seconds(re.search(r"cput=(\S+)", line.message)[1])
     assert sister_cput >= 1, line.raw  # it burned a cpu for BURN seconds
     u, _c = accounting(pbs).wait_for(job_id, "uc", 2, since, timeout=30)
-    assert walltime_seconds(u.resources_used["cput"]) >= sister_cput, (u.resources_used, line.raw)
+    # The server writes 'u' as it accepts the release (free_sister_vnodes, node_manager.c), from the
+    # usage the primary last reported: the sister's final report reaches the primary only afterwards.
+    u_cput = walltime_seconds(u.resources_used["cput"])
+    assert u_cput >= shown_cput, (u.resources_used, tallied["resources_used"])
+    if u_cput < sister_cput:
+        conformance.difference(
+            "RD-3",
+            spec_says="the 'u' record holds the resources used during the phase it concludes",
+            openpbs_does="the 'u' record holds the usage last reported before the release; the released "
+            "sister's final report (DELETE_JOB2) is counted only in the job's later totals ('E')",
+            evidence=f"u resources_used.cput={u.resources_used['cput']}; primary mom: {line.raw}",
+        )
 
     assert pbs.jobs.delete(job_id, user=roles.owner).ok
     pbs.jobs.wait(job_id, job_state="F", timeout=60)
@@ -440,8 +452,10 @@ def test_released_sisters_usage_stays_in_the_jobs_totals(pbs, cluster, roles) ->
     assert end.type == "E"
     assert cput["E"] >= sister_cput, cput
     # The spec leaves summing 'u' and 'e' to the log parser: they add up to the total within the
-    # rounding of each phase's sample to a second (seen: u 2 + e 2 against E 3).
-    assert abs(cput["E"] - (cput["u"] + cput["e"])) <= 2, cput
+    # rounding of each phase's sample to a second (seen: u 2 + e 2 against E 3), plus what the sister
+    # burned after its last report and before the release, which 'u' does not hold (see above).
+    unreported = max(0, sister_cput - u_cput)
+    assert abs(cput["E"] - (cput["u"] + cput["e"])) <= 2 + unreported, (cput, unreported)
 
 
 def unchanged(pbs, job_id: str, before: dict) -> None:
