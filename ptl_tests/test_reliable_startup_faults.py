@@ -443,6 +443,57 @@ def test_sister_failing_during_its_prologue_is_waited_for_then_pruned(
     assert fail_listed == vnodes_of_host(waiting["exec_vnode"], sister)
 
 
+# Shipped strings (src/resmom/mom_comm.c): DEBUG3 lines of the primary, and the sister's PBSEVENT_JOB line.
+SKIPPED_FAILED_MOM = "not sending request {request} to failed mom {host}"
+LATE_PROLOGUE_ACK = "received IM_ALL_OK prologue hook from host {host}"
+DELETE_RECEIVED = "DELETE_JOB received"
+IM_POLL_JOB = 7  # src/include/job.h
+
+
+@pytest.mark.spec("RJS-4", "RJS-5")
+@pytest.mark.guards("RJS-5")
+@pytest.mark.parametrize("tolerance", ["all", "job_start"])
+@pytest.mark.usefixtures("primary_logs_debug3")
+def test_late_prologue_ack_readmits_the_sister(pbs, cluster, nemesis, kit, tolerance: str) -> None:
+    """A 2-cpu sister's execjob_prologue hook sleeps past $job_launch_delay, then accepts. The
+    primary launches without its acknowledgement and counts the host as failed: its sister polls
+    skip it ("not sending request 7 to failed mom <sister>"). The late acknowledgement ("received
+    IM_ALL_OK prologue hook from host <sister>") adds the host back to the healthy list: the primary
+    no longer skips it, and the job's deletion reaches it ("DELETE_JOB received" on the sister).
+    Nothing prunes the job, so the sister stays in it throughout."""
+    delay, sister = 8, kit.chunk_hosts[2]
+    # Polls every second or two: the sister is skipped several times before its ack arrives.
+    set_mom_options(
+        pbs,
+        cluster,
+        kit.primary,
+        {JOIN_ALARM: 20, LAUNCH_DELAY: delay, "$min_check_poll": 1, "$max_check_poll": 2},
+    )
+    sleeper = nemesis.reject_hook("execjob_prologue", (sister,), how="sleep", seconds=delay + 10)
+    install(pbs, cluster, {"fb_pad": pad_hook(tolerance=tolerance)}, [sleeper])
+
+    job_id = kit.submit()
+    kit.mom_of(sister).expect(f"pbs-harness fault hook: sleep on {sister}", kit.since, timeout=60)
+    wait_prerun_on(kit, job_id, sister)
+    job_line = f"Job;{re.escape(job_id)};"
+    incomplete = kit.mom.expect(f"{job_line}{PROLOGUES_INCOMPLETE}", kit.since, timeout=delay + 30)
+    skipped = kit.mom.expect(
+        job_line + SKIPPED_FAILED_MOM.format(request=IM_POLL_JOB, host=sister), incomplete.time, timeout=30
+    )
+    ack = kit.mom.expect(job_line + LATE_PROLOGUE_ACK.format(host=sister), kit.since, timeout=delay + 30)
+    assert incomplete.time <= skipped.time <= ack.time, (incomplete.raw, skipped.raw, ack.raw)
+    job = pbs.jobs.wait(job_id, job_state="R", substate=RUNNING, timeout=30)
+    assert sister in hosts_of(job["exec_vnode"]), job["exec_vnode"]
+
+    # Re-admitted: the polls after the ack reach the sister, and so does the deletion.
+    readmitted = ack.time + timedelta(seconds=1)  # log stamps have 1 s resolution
+    deleted = datetime.now() - timedelta(seconds=1)
+    assert pbs.jobs.delete(job_id, user=kit.user).ok
+    kit.mom_of(sister).expect(job_line + DELETE_RECEIVED, deleted, timeout=30)
+    pbs.jobs.wait(job_id, job_state="F", timeout=60)
+    kit.mom.absent(job_line + SKIPPED_FAILED_MOM.format(request=r"\d+", host=sister), readmitted)
+
+
 # ---------------------------------------------------------------------------------------------
 # Interfaces 3 and 4: defaults from the enabled hooks' alarms (real time: about 30 s each)
 
