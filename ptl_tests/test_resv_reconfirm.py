@@ -525,22 +525,28 @@ def test_without_spare_nodes_the_reservation_stays_degraded_is_retried_and_recov
 # ---------------------------------------------------------------------------------------------
 
 
-class CorruptedResvNodes(AssertionError):
-    """resv_nodes is no longer an exec_vnode string."""
-
-
 def in_conflict(
-    rv: Rv, phase: str, *, duration: int = LONG, rrule: str | None = None, maintenance_to: int | None = None
-) -> tuple[Resv, str, str, str, dict]:
-    """A 2-node reservation (confirmed, or running; standing with `rrule`) and a maintenance reservation
-    (pbs_rsub --hosts, by a manager) over one of its hosts from 5 s from now (inside the current
-    occurrence) to `maintenance_to` seconds after the reservation's start (default: a minute before its
-    end); returns it once it shows substate 12."""
+    rv: Rv,
+    phase: str,
+    *,
+    duration: int = LONG,
+    rrule: str | None = None,
+    maintenance_to: int | None = None,
+    nodes: int = 2,
+) -> tuple[Resv, str | None, str, str, dict]:
+    """A reservation of `nodes` (2 or 1) hosts (confirmed, or running; standing with `rrule`) and a
+    maintenance reservation (pbs_rsub --hosts, by a manager) over its last host from 5 s from now
+    (inside the current occurrence) to `maintenance_to` seconds after the reservation's start (default:
+    a minute before its end); returns it once it shows substate 12, with (kept host or None, victim,
+    spare)."""
     manager = rv.topology.users.account("manager")
-    kept, victim, spare = rv.topology.plain_hosts(3, ncpus=2)
-    rv.steer.prefer(kept, victim, spare)
+    hosts = rv.topology.plain_hosts(nodes + 1, ncpus=2)
+    rv.steer.prefer(*hosts)
+    *held, spare = hosts
+    kept, victim = (held[0] if nodes == 2 else None), held[-1]
     start_in = FAR if phase == "confirmed" else SHORT
-    resv = submit_resv(rv.pbs, "2:ncpus=2", start_in=start_in, duration=duration, rrule=rrule, user=rv.owner)
+    resv = submit_resv(rv.pbs, f"{nodes}:ncpus=2", start_in=start_in, duration=duration, rrule=rrule, user=rv.owner)
+    assert vnodes_of(rv.status(resv)["resv_nodes"]) == held, rv.status(resv)["resv_nodes"]
     if phase == "running":
         wait_running(rv.pbs, resv)
     window = (max(resv.start, int(time.time())) + 5, resv.start + (maintenance_to or duration - 60))
@@ -571,28 +577,90 @@ def observe_for(rv: Rv, resv: Resv, seconds: float, still: Callable[[dict], bool
     raise AssertionError(f"reservation {resv.id} changed: {history[-1]}")
 
 
+class NoAttemptAtRetryTime(AssertionError):
+    """An in-conflict reservation got no reconfirmation attempt at its reserve_retry."""
+
+
+NO_ATTEMPT_XFAIL = pytest.mark.xfail(
+    strict=True,
+    raises=NoAttemptAtRetryTime,
+    reason="OpenPBS 23.06.06: a confirmed reservation put in conflict by a maintenance reservation gets no "
+    "reconfirmation attempt at its reserve_retry: degrade_overlapping_resv (src/server/req_rescq.c) sets it "
+    "with set_resv_retry, not forced, and resv_retry_handler (svr_jobfunc.c) then asks the scheduler for "
+    "nothing because none of the reservation's vnodes is down (ri_vnodes_down == 0). It stays "
+    "RESV_DEGRADED/12 with reserve_retry in the past until a scheduling cycle comes for another reason; such "
+    "a cycle (here: qmgr set server scheduling = True) reconfirms it on the spare host with a 'Y' record",
+)
+
+
+def reconfirmed_in_conflict(rv: Rv, resv: Resv, seen: dict) -> tuple[dict, str | None]:
+    """Wait for the reconfirmation of an in-conflict reservation at its reserve_retry (+30 s). If
+    none came, start a scheduling cycle and wait for it then. Returns (reservation, None) or
+    (reservation, the observation that no attempt came at reserve_retry) for the test to raise
+    once it checked the reconfirmation itself."""
+    confirmed = (CONFIRMED, SUB_CONFIRMED)
+    retry_at = retry_epoch(seen)
+    try:
+        return wait_resv(rv.pbs, resv, *confirmed, timeout=retry_at - time.time() + 30), None
+    except WaitTimeout:
+        still = rv.status(resv)
+        missed = (
+            f"{resv.id} still {still.get('reserve_state')}/{still.get('reserve_substate')} 30 s after its "
+            f"reserve_retry {still.get('reserve_retry')}; no 'Confirming' line in the scheduler's log"
+        )
+        confirming = sched_log(rv.cluster).matching(rf";Resv;{re.escape(resv.id)};Confirming", resv.submitted)
+        assert len(confirming) == 1, [ln.raw for ln in confirming]  # the first confirmation only
+    assert rv.pbs.server.set({"scheduling": True}).ok
+    return wait_resv(rv.pbs, resv, *confirmed, timeout=30), missed
+
+
+class CorruptedResvNodes(AssertionError):
+    """resv_nodes is no longer an exec_vnode string."""
+
+
 CORRUPTED_XFAIL = pytest.mark.xfail(
     strict=True,
-    raises=CorruptedResvNodes,
+    raises=(CorruptedResvNodes, NoAttemptAtRetryTime),
     reason="OpenPBS 23.06.06: when a maintenance reservation takes a host from a 2-node reservation, "
     "remove_node_from_resv (src/server/req_rescq.c) hands set_rattr_str_slim a pointer into the resv_nodes "
     "string it replaces, so resv_nodes becomes freed-memory garbage (pbs_rstat printed a few binary bytes "
-    "instead of (<plain host 1>:ncpus=2)); the reservation stays RESV_DEGRADED/12 with reserve_retry = the "
-    "conflict time and the scheduler never tries to reconfirm it (no 'Confirming' line, no 'Y' record)",
+    "instead of (<plain host 1>:ncpus=2)), although a scheduling cycle still reconfirms it on the right nodes; "
+    "and no reconfirmation is attempted at reserve_retry (see the 1-node case)",
 )
 
 
 @CORRUPTED_XFAIL
 @pytest.mark.spec("RV-9", "RV-6", "RV-5")
-@pytest.mark.guards("RV-6")
+@pytest.mark.guards("RV-9", "RV-6", "RV-5")
 def test_a_confirmed_reservation_in_conflict_with_a_maintenance_reservation_is_reconfirmed(rv, retry) -> None:
     resv, kept, victim, spare, seen = in_conflict(rv, "confirmed")
-    if not seen.get("resv_nodes", "").startswith("("):
-        raise CorruptedResvNodes(f"resv_nodes = {seen.get('resv_nodes')!r} after the conflict with {victim}")
-    done = wait_resv(rv.pbs, resv, CONFIRMED, SUB_CONFIRMED, timeout=retry_epoch(seen) - time.time() + 30)
+    corrupted = not seen.get("resv_nodes", "").startswith("(")
+    done, missed = reconfirmed_in_conflict(rv, resv, seen)
     assert sorted(vnodes_of(done["resv_nodes"])) == sorted([kept, spare])
     _, reconfirm = y_records(rv.cluster, resv.id, resv.submitted)
     check_y(reconfirm, rv.topology.server.name, resv, done["resv_nodes"])
+    if corrupted:
+        raise CorruptedResvNodes(f"resv_nodes = {seen.get('resv_nodes')!r} after the conflict with {victim}")
+    if missed:
+        raise NoAttemptAtRetryTime(missed)
+
+
+@NO_ATTEMPT_XFAIL
+@pytest.mark.spec("RV-9", "RV-6", "RV-5")
+@pytest.mark.guards("RV-9", "RV-6", "RV-5")
+def test_a_confirmed_one_node_reservation_in_conflict_is_reconfirmed_on_another_node(rv, retry) -> None:
+    """The maintenance reservation takes the only host of a 1-node reservation: its resv_nodes is
+    emptied (remove_node_from_resv; the 2-node path that corrupts the string is not taken). It is
+    reconfirmed on the spare host, with a 'Y' record: at its reserve_retry as the spec says, or (the
+    pinned defect) at the next scheduling cycle, which the test then starts."""
+    resv, _, victim, spare, seen = in_conflict(rv, "confirmed", nodes=1)
+    assert "resv_nodes" not in seen, seen.get("resv_nodes")
+    done, missed = reconfirmed_in_conflict(rv, resv, seen)
+    assert vnodes_of(done["resv_nodes"]) == [spare], (victim, done["resv_nodes"])
+    _, reconfirm = y_records(rv.cluster, resv.id, resv.submitted)
+    check_y(reconfirm, rv.topology.server.name, resv, done["resv_nodes"])
+    if missed:
+        raise NoAttemptAtRetryTime(missed)
 
 
 @pytest.mark.spec("RV-9")

@@ -32,8 +32,10 @@ def test_every_xfail_in_the_suites_names_a_specific_exception() -> None:
             where = f"{path.relative_to(ROOT)}:{call.lineno}"
             if raises is None:
                 problems.append(f"{where}: xfail without raises=")
-            elif isinstance(raises, ast.Name) and raises.id in BROAD:
-                problems.append(f"{where}: raises={raises.id} is broad")
+            else:
+                named = raises.elts if isinstance(raises, ast.Tuple) else [raises]
+                broad = [n.id for n in named if isinstance(n, ast.Name) and n.id in BROAD]
+                problems += [f"{where}: raises={name} is broad" for name in broad]
             strict = next((k.value for k in call.keywords if k.arg == "strict"), None)
             if not (isinstance(strict, ast.Constant) and strict.value is True):
                 problems.append(f"{where}: not strict=True")
