@@ -831,3 +831,45 @@ def test_value_with_a_double_quote_fails_before_qmgr_a(tmp_path: Path) -> None:
     result = fail(fake, tmp_path, queues={"workq": {"comment": 'the "main" queue'}})
     assert "qmgr values cannot contain a double quote" in result["msg"]
     assert fake.scripts == []
+
+
+# --- a server without nodes -----------------------------------------------------------------
+# qmgr's `print node @default` fails with PBSE_NONODES when the server has no node at all (a fresh
+# `pbs_server -t create` whose host runs no mom, or after every node was deleted). Read from stdin,
+# qmgr exits with the status of the last request only: alone or last, that request makes the read fail.
+
+
+def test_server_without_nodes_is_an_empty_node_list(tmp_path: Path) -> None:
+    fake = FakeQmgr(nodes=None)
+    result = run(fake, tmp_path, server={"flatuid": True}, nodes={"pbsh01": {}, "pbsh02": {}}, prune_nodes=True)
+    assert fake.reads() == ["print server\nprint node @default\n"]
+    assert result["commands"] == ["create node pbsh01", "create node pbsh02"]
+    assert applied(fake) == result["commands"]
+
+
+def test_server_without_nodes_and_nodes_reset_is_no_change(tmp_path: Path) -> None:
+    fake = FakeQmgr(nodes=None)
+    assert run(fake, tmp_path, nodes_reset=True)["changed"] is False
+
+
+def test_server_without_nodes_read_before_hooks(tmp_path: Path) -> None:
+    """Not the last request: qmgr exits 0 and prints the error only."""
+    fake = FakeQmgr(nodes=None)
+    result = run(fake, tmp_path, check=True, nodes={"pbsh01": {}}, hooks=[])
+    assert result["commands"] == ["create node pbsh01"]
+
+
+def test_a_node_read_error_other_than_no_nodes_still_fails(tmp_path: Path) -> None:
+    err = "qmgr obj= svr=default: Unauthorized Request \nqmgr: Error (15007) returned from server\n"
+    fake = FakeQmgr(read=(1, BANNER, err))
+    result = fail(fake, tmp_path, nodes={"pbsh01": {}})
+    assert result["msg"] == (
+        "qmgr could not read the server state (rc=1): qmgr obj= svr=default: Unauthorized Request \n"
+        "qmgr: Error (15007) returned from server"
+    )
+
+
+def test_no_nodes_error_with_another_error_still_fails(tmp_path: Path) -> None:
+    err = "qmgr obj= svr=default: Unauthorized Request \nqmgr: Error (15007) returned from server\n" + NO_NODES
+    fake = FakeQmgr(read=(1, BANNER, err))
+    assert "Unauthorized Request" in fail(fake, tmp_path, server={}, nodes={"pbsh01": {}})["msg"]
