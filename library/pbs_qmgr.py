@@ -108,7 +108,7 @@ options:
 notes:
   - Attribute values are compared as strings, booleans case-insensitively. Write values in the form
     PBS prints them (for example C(01:00:00), C(1gb)), or the attribute is set again on every run.
-  - A value may not contain a double quote.
+  - A value may not contain a double quote or a line break.
 """
 
 EXAMPLES = r"""
@@ -270,8 +270,8 @@ def _show(value):
 def render(value):
     """A wanted value as qmgr syntax, quoted when needed."""
     text = _show(value)
-    if '"' in text:
-        raise ValueError(f"qmgr values cannot contain a double quote: {text!r}")
+    if '"' in text or "\n" in text or "\r" in text:
+        raise ValueError(f"qmgr values cannot contain a double quote or a line break: {text!r}")
     if not text or _QUOTE_CHARS & set(text):
         return f'"{text}"'
     return text

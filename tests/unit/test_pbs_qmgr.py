@@ -873,3 +873,12 @@ def test_no_nodes_error_with_another_error_still_fails(tmp_path: Path) -> None:
     err = "qmgr obj= svr=default: Unauthorized Request \nqmgr: Error (15007) returned from server\n" + NO_NODES
     fake = FakeQmgr(read=(1, BANNER, err))
     assert "Unauthorized Request" in fail(fake, tmp_path, server={}, nodes={"pbsh01": {}})["msg"]
+
+
+@pytest.mark.parametrize("value", ["first\nsecond", "ends with CR\r", ["ok", "two\nlines"]])
+def test_value_with_a_line_break_fails_before_qmgr_a(tmp_path: Path, value: object) -> None:
+    """qmgr reads one directive a line: a line break would cut the value and run the rest as a directive."""
+    fake = FakeQmgr()
+    result = fail(fake, tmp_path, server={"flatuid": False}, nodes={"pbsh01": {"comment": value}})
+    assert "qmgr values cannot contain a double quote or a line break" in result["msg"]
+    assert fake.scripts == []
