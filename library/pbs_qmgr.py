@@ -108,7 +108,7 @@ options:
 notes:
   - Attribute values are compared as strings, booleans case-insensitively. Write values in the form
     PBS prints them (for example C(01:00:00), C(1gb)), or the attribute is set again on every run.
-  - A value may not contain a double quote.
+  - A value may not contain a double quote or a line break.
 """
 
 EXAMPLES = r"""
@@ -270,8 +270,8 @@ def _show(value):
 def render(value):
     """A wanted value as qmgr syntax, quoted when needed."""
     text = _show(value)
-    if '"' in text:
-        raise ValueError(f"qmgr values cannot contain a double quote: {text!r}")
+    if '"' in text or "\n" in text or "\r" in text:
+        raise ValueError(f"qmgr values cannot contain a double quote or a line break: {text!r}")
     if not text or _QUOTE_CHARS & set(text):
         return f'"{text}"'
     return text
@@ -449,6 +449,15 @@ def _clean(text):
     return "\n".join(line for line in text.splitlines() if not line.startswith("Max open servers:"))
 
 
+# `print node @default` on a server without any node fails with PBSE_NONODES: an empty node list.
+_NO_NODES = ("Server has no node list", "Error (15064) returned from server")
+
+
+def _no_nodes_only(err):
+    lines = [line.strip() for line in _clean(err).splitlines() if line.strip()]
+    return bool(lines) and all(line.endswith(_NO_NODES) for line in lines)
+
+
 def read_state(module, params):
     sections = []
     if params["server"] is not None or params["queues"] is not None:
@@ -460,7 +469,8 @@ def read_state(module, params):
     if not sections:
         return _empty_state()
     rc, out, err = module.run_command([params["qmgr"]], data="\n".join(sections) + "\n")
-    if rc != 0:
+    # qmgr exits with the status of the last request only: an empty node list fails the read when last.
+    if rc != 0 and not ("print node @default" in sections and _no_nodes_only(err)):
         module.fail_json(msg=f"qmgr could not read the server state (rc={rc}): {_clean(err).strip()}", rc=rc)
     return parse_print(out)
 
