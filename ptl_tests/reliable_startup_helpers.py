@@ -635,3 +635,25 @@ def met_empty_fail_list(kit: Kit, request, job_id: str, failed: str, *, knew: st
     if knew_lines and listed and left_out and pruned and failed not in pruned[-1].message:
         seen = f"vnode_list_fail {sorted(fail_listed)}; {knew_lines[0].raw} / {pruned[-1].raw}"
         defect_retry.met(request, f"{EMPTY_FAIL_LIST}. Observed: {seen}")
+
+
+LOST_OBIT = (
+    "OpenPBS defect (intermittent): the primary mom bailed out of the starting job (exec_bail, kill_job) and "
+    "logged 'Obit sent', but the server never received that obit (no 'Obit received' line): the job stays "
+    "R/41 until something else prods the mom"
+)
+
+
+def met_lost_obit(kit: Kit, request, job_id: str) -> None:
+    """The obit that never reaches the server, recognised only by its exact evidence: the primary's
+    last `Obit sent` for the job, no `Obit received` in the server's log since, and the job still R
+    in substate 41. Then the scenario runs once more on a fresh job; otherwise nothing happens."""
+    job = re.escape(job_id)
+    sent = kit.mom.matching(f"Job;{job};Obit sent$", kit.since)
+    if not sent:
+        return
+    received = kit.server_log.matching(f"Job;{job};Obit received", sent[-1].time)
+    status = kit.pbs.jobs.status(job_id)
+    if not received and (status.get("job_state"), status.get("substate")) == ("R", PRERUN):
+        seen = f"{sent[-1].raw}; {job_id} R/{PRERUN} with no 'Obit received' since"
+        defect_retry.met(request, f"{LOST_OBIT}. Observed: {seen}")

@@ -29,7 +29,7 @@ from pbs_harness import baseline, defect_retry
 from pbs_harness.evidence.logs import LogReader
 from pbs_harness.faults.hookbodies import failing_hook_body
 from pbs_harness.pbs.parsers import size_kb
-from pbs_harness.waits import wait_until
+from pbs_harness.waits import WaitTimeout, wait_until
 from ptl_tests.admin_suspend_helpers import restart_server
 from ptl_tests.reliable_startup_helpers import (
     BADSTATE,
@@ -59,6 +59,7 @@ from ptl_tests.reliable_startup_helpers import (
     hosts_of,
     launch_sets_hook,
     met_empty_fail_list,
+    met_lost_obit,
     pad_hook,
     probe_hook,
     prune_hook,
@@ -766,7 +767,7 @@ def test_execjob_resize_runs_on_kept_sisters_after_pruning(pbs, cluster, kit) ->
 
 @pytest.mark.spec("RJS-9", "RJS-8")
 @pytest.mark.guards("RJS-9", "RJS-8")
-def test_execjob_resize_reject_on_a_kept_sister_requeues_the_job(pbs, cluster, nemesis, kit) -> None:
+def test_execjob_resize_reject_on_a_kept_sister_requeues_the_job(pbs, cluster, nemesis, kit, request) -> None:
     """An execjob_resize hook that rejects on the sisters: after the launch hook prunes the job,
     each kept sister rejects the update, the primary logs that not all job updates completed, and
     the server discards the job and requeues it; every start ends the same way, so the job is run
@@ -785,8 +786,11 @@ def test_execjob_resize_reject_on_a_kept_sister_requeues_the_job(pbs, cluster, n
             f"Job;{job_id};execjob_resize hook rejected request: pbs-harness fault: rejected on {host}", kit.since, 10
         )
     kit.mom.expect(f"Job;{job_id};not all job updates to sister moms completed", kit.since, timeout=30)
-    server_log = LogReader(cluster.server, str(cluster.pbs_home), "server")
-    server_log.expect(f"Job;{job_id};Discard running job, A sister Mom failed to delete job", kit.since, 30)
+    try:
+        kit.server_log.expect(f"Job;{job_id};Discard running job, A sister Mom failed to delete job", kit.since, 30)
+    except WaitTimeout:
+        met_lost_obit(kit, request, job_id)
+        raise
     job = pbs.jobs.wait(job_id, job_state="H", timeout=180)
     assert (job["Hold_Types"], job["comment"]) == ("s", "job held, too many failed attempts to run"), job
     assert job["run_count"] > 1
