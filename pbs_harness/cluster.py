@@ -35,7 +35,7 @@ class Cluster:
 
     @property
     def prefix(self) -> Path:
-        return Path(str(self.inventory.var("openpbs_install_prefix", "/opt/pbs")))
+        return self.inventory.openpbs_prefix
 
     @property
     def pbs_home(self) -> Path:

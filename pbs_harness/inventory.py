@@ -14,6 +14,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,6 +29,12 @@ INSTALL_METHODS = ("existing", "packages")
 SERVER_GROUP = "pbs_server"
 MOM_GROUP = "pbs_moms"
 CLIENT_GROUP = "pbs_clients"
+# Where OpenPBS is installed on the cluster's hosts (PBS_EXEC): role openpbs_install's variable and its
+# default (roles/openpbs_install/defaults/main.yml). The other roles' *_exec variables point at it.
+OPENPBS_PREFIX_VAR = "openpbs_install_prefix"
+OPENPBS_PREFIX_DEFAULT = "/opt/pbs"
+# What the harness's first inventories called it; only the local cluster's install check still reads it.
+_LEGACY_OPENPBS_PREFIX_VAR = "openpbs_prefix"
 
 _INVENTORY_DIR_RE = re.compile(r"\{\{\s*inventory_dir\s*\}\}")
 
@@ -93,6 +100,35 @@ class Inventory:
     @property
     def is_local_cluster(self) -> bool:
         return bool(self.server.vars.get("local_cluster_host"))
+
+    @property
+    def openpbs_prefix(self) -> Path:
+        """Where OpenPBS is installed on the cluster's hosts (as the server host's variables say)."""
+        return openpbs_prefix_of(self.server.vars)
+
+
+def openpbs_prefix_of(host_vars: Mapping[str, Any], *, legacy: bool = False) -> Path:
+    """The OpenPBS install prefix a host's variables give: openpbs_install_prefix, else the role default.
+    `legacy`: fall back on the old variable name openpbs_prefix before the default."""
+    default = host_vars.get(_LEGACY_OPENPBS_PREFIX_VAR, OPENPBS_PREFIX_DEFAULT) if legacy else OPENPBS_PREFIX_DEFAULT
+    return Path(str(host_vars.get(OPENPBS_PREFIX_VAR, default)))
+
+
+def declared_openpbs_prefix(path: Path) -> Path:
+    """The OpenPBS install prefix an inventory directory's group_vars for all hosts declare, read without
+    ansible-inventory (inventory/local cannot be listed while its cluster is down); the role default when
+    none does or the value is a template."""
+    vars_dir = path / "group_vars"
+    files = [vars_dir / "all.yml", vars_dir / "all.yaml", *sorted((vars_dir / "all").glob("*.y*ml"))]
+    value = None
+    for f in files:  # in Ansible's order: a later file wins
+        try:
+            data = yaml.safe_load(f.read_text()) if f.is_file() else None
+        except (OSError, yaml.YAMLError):
+            continue
+        if isinstance(data, dict) and data.get(OPENPBS_PREFIX_VAR) is not None:
+            value = data[OPENPBS_PREFIX_VAR]
+    return openpbs_prefix_of({} if value is None or _templated(value) else {OPENPBS_PREFIX_VAR: value})
 
 
 def _boolean(value: Any) -> bool:
@@ -341,7 +377,7 @@ def check_openpbs_local(inv: Inventory) -> None:
     """On the local cluster /opt is shared with this machine: OpenPBS must be installed here."""
     if not inv.is_local_cluster or inv.var("openpbs_install_method", "existing") != "existing":
         return
-    prefix = Path(str(inv.var("openpbs_install_prefix", inv.var("openpbs_prefix", "/opt/pbs"))))
+    prefix = openpbs_prefix_of(inv.server.vars, legacy=True)
     if not (prefix / "bin" / "qstat").exists() or not Path("/etc/init.d/pbs").exists():
         raise PreconditionError(
             f"OpenPBS is not installed under {prefix} on this machine (the local cluster shares it)",

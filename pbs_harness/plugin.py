@@ -175,24 +175,31 @@ def _unavailable_reason(config: pytest.Config, *, reach: bool = True) -> str | N
     not_ours = _not_ours_reason(config, path)
     if not_ours:
         return not_ours
-    # The local cluster shares this machine's /opt/pbs: say first when OpenPBS itself is missing.
-    if _is_local_inventory(path) and not Path("/opt/pbs/bin/qstat").exists():
-        return (
-            f"{testrun.SKIP_NO_OPENPBS} (/opt/pbs/bin/qstat missing): install it (official packages, or by hand "
-            "per its INSTALL) and run `pbs-harness up`"
-        )
+    # The local cluster shares this machine's OpenPBS: say first when it is missing (before loading the
+    # inventory, which fails while the cluster is down).
+    if _is_local_inventory(path):
+        missing = _no_openpbs_reason(inventory_mod.declared_openpbs_prefix(path))
+        if missing:
+            return missing
     try:
         inv = _load_inventory(config, path)
     except HarnessError as exc:
         return f"{testrun.SKIP_NO_INVENTORY}: {exc.message}: {exc.hint}"
     if inv.is_local_cluster:
-        prefix = Path(str(inv.var("openpbs_install_prefix", "/opt/pbs")))
-        if not (prefix / "bin" / "qstat").exists():
-            return (
-                f"{testrun.SKIP_NO_OPENPBS} ({prefix}/bin/qstat missing): install it (official packages, or by hand "
-                "per its INSTALL) and run `pbs-harness up`"
-            )
+        missing = _no_openpbs_reason(inv.openpbs_prefix)
+        if missing:
+            return missing
     return (_unreachable_reason(inv) or _remote_reason(inv)) if reach else None
+
+
+def _no_openpbs_reason(prefix: Path) -> str | None:
+    """Why a local cluster cannot run here when OpenPBS is not installed under `prefix` on this machine."""
+    if (prefix / "bin" / "qstat").exists():
+        return None
+    return (
+        f"{testrun.SKIP_NO_OPENPBS} ({prefix}/bin/qstat missing): install it (official packages, or by hand "
+        "per its INSTALL) and run `pbs-harness up`"
+    )
 
 
 def describe_target(config: pytest.Config) -> str:

@@ -12,7 +12,6 @@ import shlex
 import threading
 import time
 from collections.abc import Callable
-from pathlib import Path
 
 from pbs_harness import session_lock
 from pbs_harness.errors import HarnessError, PreconditionError, UnreachableError
@@ -40,7 +39,7 @@ def cluster_key(inv: Inventory) -> str:
 
 def program_files(inv: Inventory, host: InventoryHost) -> list[str]:
     """The OpenPBS files a host of this role must have: server, mom, or client commands."""
-    prefix = Path(str(inv.var("openpbs_install_prefix", "/opt/pbs")))
+    prefix = inv.openpbs_prefix
     files = []
     if host.name == inv.server.name:
         files.append(prefix / "sbin" / "pbs_server.bin")

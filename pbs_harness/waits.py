@@ -1,7 +1,8 @@
 """Waiting on conditions, never on the clock.
 
 `wait_until` polls a probe with a growing interval until a predicate holds or the deadline
-passes; the TimeoutError names what was expected and the last value seen.
+passes; the WaitTimeout names what was expected and the last value seen (or the caller builds its
+own error from that value).
 """
 
 from __future__ import annotations
@@ -29,8 +30,10 @@ def wait_until(
     describe: str,
     interval: float = 0.2,
     max_interval: float = 2.0,
+    fail: Callable[[T], BaseException] | None = None,
 ) -> T:
-    """Return the first probe() value satisfying predicate; raise WaitTimeout at the deadline."""
+    """Return the first probe() value satisfying predicate; raise WaitTimeout at the deadline, or
+    `fail(last value)` when given (for callers whose callers expect another error)."""
     __tracebackhide__ = True
     deadline = time.monotonic() + timeout
     last: T | None = None
@@ -40,6 +43,6 @@ def wait_until(
             return last
         now = time.monotonic()
         if now >= deadline:
-            raise WaitTimeout(describe, timeout, last)
+            raise fail(last) if fail else WaitTimeout(describe, timeout, last)
         time.sleep(min(interval, deadline - now))
         interval = min(interval * 1.5, max_interval)

@@ -12,25 +12,31 @@ from pbs_harness.cli.common import progress
 Say = Callable[[str], None]
 
 
-def load_inventory(args: argparse.Namespace, *, hooks: bool = False, say: Say = progress):
-    """The inventory, checked: its shape, OpenPBS here (local cluster), hook sources and configs, then the hosts."""
+def load_inventory(given: str | None, connect_timeout: float, *, hooks: bool = False, say: Say = progress):
+    """The inventory `given` (None: PBS_HARNESS_INVENTORY or the default), checked: its shape, OpenPBS here
+    (local cluster), hook sources and configs, then that the hosts answer within `connect_timeout` s."""
     from pbs_harness import hookconfig, inventory, project
 
-    path = project.inventory_path(args.inventory)
+    path = project.inventory_path(given)
     say(f"inventory {path}")
     inv = inventory.load(path)
     inventory.check_openpbs_local(inv)
     inventory.check_ssh_keys(inv)
     if hooks:
         hookconfig.check(inv)
-    inventory.check_reachable(inv, timeout=args.connect_timeout)
+    inventory.check_reachable(inv, timeout=connect_timeout)
     return inv
 
 
-def cmd_deploy(args: argparse.Namespace, say: Say = progress, label: str = "") -> int:
+def cmd_deploy(args: argparse.Namespace) -> int:
+    return deploy_cluster(args, args.inventory)
+
+
+def deploy_cluster(args: argparse.Namespace, inventory: str | None, say: Say = progress, label: str = "") -> int:
+    """Deploy (then verify) the cluster of `inventory` with the options of `args`; `label` names a fleet member."""
     from pbs_harness import deploy, project
 
-    inv = load_inventory(args, hooks=True, say=say)
+    inv = load_inventory(inventory, args.connect_timeout, hooks=True, say=say)
     say(f"deploying OpenPBS to {len(inv.hosts)} hosts (server {inv.server.name})")
     extra = ["--check", "--diff"] if args.check else []
     if args.tags:
@@ -49,7 +55,7 @@ def cmd_deploy(args: argparse.Namespace, say: Say = progress, label: str = "") -
 def cmd_verify(args: argparse.Namespace, inv=None, say: Say = progress, label: str = "") -> int:
     from pbs_harness import verify
 
-    inv = inv or load_inventory(args, say=say)
+    inv = inv or load_inventory(args.inventory, args.connect_timeout, say=say)
     say("verifying hosts (testinfra)")
     rc = verify.run(inv, junit_name=f"verify-junit-{label}.xml" if label else "verify-junit.xml")
     if rc in (2, -2, -15):  # pytest's "interrupted", or stopped by SIGINT/SIGTERM
@@ -66,8 +72,7 @@ def cmd_up(args: argparse.Namespace) -> int:
     clusters = getattr(args, "fleet_inventories", [("", None)])
     if len(clusters) == 1:
         # A written inventory is the one that knows this cluster's names: deploy through it.
-        args.inventory = args.inventory or clusters[0][1]
-        return cmd_deploy(args)
+        return deploy_cluster(args, args.inventory or clusters[0][1])
     return deploy_fleet(args, clusters)
 
 
@@ -82,9 +87,8 @@ def deploy_fleet(args: argparse.Namespace, clusters: list[tuple[str, str | None]
         def say(text: str) -> None:
             progress(f"[{name}] {text}")
 
-        mine = argparse.Namespace(**{**vars(args), "inventory": inventory})
         try:
-            codes[name] = cmd_deploy(mine, say=say, label=name)
+            codes[name] = deploy_cluster(args, inventory, say=say, label=name)
         except HarnessError as exc:
             say(f"error: {exc}")
             codes[name] = exc.exit_code

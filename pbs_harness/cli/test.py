@@ -132,7 +132,7 @@ def cmd_test(args: argparse.Namespace) -> int:
     results_file = results_json(args.pytest_args, root)
     results = testrun.read_results(results_file, since=started)
     if results is not None and not informational:
-        cmd_report(argparse.Namespace(results=str(results_file), out=None))
+        write_report(results_file, reports)
         progress(f"reports: {reports / 'junit.xml'}, {reports / 'acceptance.html'}")
         progress(f"evidence of failed tests (if any): {reports / 'evidence'}")
     verdict = testrun.judge(rc, results, informational=informational, unreachable_hint=hint)
@@ -175,15 +175,16 @@ def _output_dir(arg: str) -> Path:
     return out
 
 
-def cmd_report(args: argparse.Namespace) -> int:
+def write_report(results_file: Path | None, out: Path) -> list[Path]:
+    """Write the conformance report of `results_file` (None: reports/results.json when there is one) into the
+    folder `out`; returns the files written."""
     from pbs_harness import project
     from pbs_harness.conformance import catalogue, report, results
 
     root = project.root()
     default = root / "reports" / "results.json"
-    out = _output_dir(args.out) if args.out else root / "reports"
-    if args.results:
-        data = results.load(Path(args.results))
+    if results_file is not None:
+        data = results.load(results_file)
     elif default.exists():
         data = results.load(default)
     else:
@@ -191,4 +192,12 @@ def cmd_report(args: argparse.Namespace) -> int:
         progress(f"no results at {default}: every interface will read 'not run' or 'not covered'")
     paths = report.write_all(catalogue.load(), data, root / "ptl_tests", out)
     progress("conformance report: " + ", ".join(str(p) for p in paths))
+    return paths
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from pbs_harness import project
+
+    out = _output_dir(args.out) if args.out else project.root() / "reports"
+    write_report(Path(args.results) if args.results else None, out)
     return errors.EXIT_OK

@@ -12,13 +12,13 @@ import os
 import signal
 import socket
 import subprocess
-import time
 from importlib import resources
 from pathlib import Path
 
 from pbs_harness.errors import PreconditionError, UnreachableError
 from pbs_harness.localcluster import state
 from pbs_harness.localcluster.spec import HostSpec
+from pbs_harness.waits import wait_until
 
 FREEZER_V1 = Path("/sys/fs/cgroup/freezer")
 UNIFIED = Path("/sys/fs/cgroup")
@@ -76,12 +76,16 @@ def is_paused(host: HostSpec) -> bool:
 def _wait_frozen(host: HostSpec, timeout: float = 10) -> None:
     if not _v1():
         return
-    deadline = time.monotonic() + timeout
     state_file = cgroup_dir(host) / "freezer.state"
-    while state_file.read_text().strip() != "FROZEN":
-        if time.monotonic() > deadline:
-            raise UnreachableError(f"host {host.name} did not freeze within {timeout}s")
-        time.sleep(0.05)
+    wait_until(
+        lambda: state_file.read_text().strip(),
+        lambda frozen: frozen == "FROZEN",
+        timeout=timeout,
+        describe=f"host {host.name} to freeze",
+        interval=0.05,
+        max_interval=0.05,
+        fail=lambda _: UnreachableError(f"host {host.name} did not freeze within {timeout}s"),
+    )
 
 
 def boot(host: HostSpec, timeout: float = 20, root: Path | None = None) -> None:
@@ -103,33 +107,47 @@ def boot(host: HostSpec, timeout: float = 20, root: Path | None = None) -> None:
     ]  # fmt: skip
     subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=console, stderr=subprocess.STDOUT, start_new_session=True)
     console.close()
-    deadline = time.monotonic() + 5
-    while not is_running(host):  # the launcher registers itself in the cgroup first thing
-        if time.monotonic() > deadline:
-            raise UnreachableError(f"host {host.name}: launcher did not start", f"see {hdir / 'console.log'}")
-        time.sleep(0.02)
+    wait_until(  # the launcher registers itself in the cgroup first thing
+        lambda: is_running(host),
+        bool,
+        timeout=5,
+        describe=f"host {host.name}'s launcher to start",
+        interval=0.02,
+        max_interval=0.02,
+        fail=lambda _: UnreachableError(f"host {host.name}: launcher did not start", f"see {hdir / 'console.log'}"),
+    )
     wait_ssh(host, timeout, root)
 
 
 def wait_ssh(host: HostSpec, timeout: float = 20, root: Path | None = None) -> None:
-    deadline = time.monotonic() + timeout
-    while True:
+    """Wait until the host's sshd sends its banner; UnreachableError when it does not within `timeout`
+    seconds or the host stops running meanwhile."""
+
+    def log() -> Path:
+        return state.host_dir(host.name, root) / "console.log"
+
+    def answers() -> bool:
         try:
             with socket.create_connection((host.ip, 22), timeout=1) as sock:
                 if sock.recv(4).startswith(b"SSH"):
-                    return
+                    return True
         except OSError:
             pass
-        if time.monotonic() > deadline:
-            log = state.host_dir(host.name, root) / "console.log"
-            raise UnreachableError(
-                f"host {host.name} ({host.ip}): sshd did not answer within {timeout:.0f}s",
-                f"see {log}",
-            )
         if not is_running(host):
-            log = state.host_dir(host.name, root) / "console.log"
-            raise UnreachableError(f"host {host.name} died while booting", f"see {log}")
-        time.sleep(0.1)
+            raise UnreachableError(f"host {host.name} died while booting", f"see {log()}")
+        return False
+
+    wait_until(
+        answers,
+        bool,
+        timeout=timeout,
+        describe=f"sshd of host {host.name} ({host.ip})",
+        interval=0.1,
+        max_interval=0.1,
+        fail=lambda _: UnreachableError(
+            f"host {host.name} ({host.ip}): sshd did not answer within {timeout:.0f}s", f"see {log()}"
+        ),
+    )
 
 
 def crash(host: HostSpec, timeout: float = 10) -> None:
@@ -142,11 +160,15 @@ def crash(host: HostSpec, timeout: float = 10) -> None:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
     _set_frozen(host, False)
-    deadline = time.monotonic() + timeout
-    while pids(host):
-        if time.monotonic() > deadline:
-            raise UnreachableError(f"host {host.name}: processes survived SIGKILL: {pids(host)}")
-        time.sleep(0.05)
+    wait_until(
+        lambda: pids(host),
+        lambda left: not left,
+        timeout=timeout,
+        describe=f"host {host.name}'s processes to die",
+        interval=0.05,
+        max_interval=0.05,
+        fail=lambda left: UnreachableError(f"host {host.name}: processes survived SIGKILL: {left}"),
+    )
 
 
 def pause(host: HostSpec) -> None:

@@ -10,6 +10,8 @@ import json
 
 import pytest
 
+from pbs_harness.inventory import openpbs_prefix_of
+
 SERVER_DAEMONS = ("pbs_server.bin", "pbs_sched", "pbs_comm")
 # Ports of the shipped defaults: server 15001, mom 15002/15003, comm 17001, data service 15007.
 SERVER_PORTS = (15001, 17001, 15007)
@@ -33,7 +35,7 @@ def _pbs_home(host) -> str:
 
 
 def _prefix(host) -> str:
-    return str(_vars(host).get("openpbs_install_prefix", "/opt/pbs"))
+    return str(openpbs_prefix_of(_vars(host)))
 
 
 def _server_name(host) -> str:

@@ -125,3 +125,13 @@ def test_one_line_says_which_cluster_or_why_none(pytester: pytest.Pytester, stat
     assert lines[0].startswith(skipped), out
     assert f"({OTHER}), not this one ({project.checkout()})" in lines[0], out
     assert re.search(rf"^   1 x the {re.escape(LABEL)} was brought up by another checkout", out, re.M), out
+
+
+def test_suites_say_first_when_openpbs_is_missing_under_the_local_inventorys_prefix(
+    state_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # No cluster is up either: the missing OpenPBS is said first, under the prefix the inventory declares.
+    monkeypatch.setattr(plugin.inventory_mod, "declared_openpbs_prefix", lambda path: tmp_path / "pbs")
+    reason = plugin._unavailable_reason(Config(), reach=False)
+    assert reason is not None
+    assert reason.startswith(f"{plugin.testrun.SKIP_NO_OPENPBS} ({tmp_path}/pbs/bin/qstat missing)")

@@ -5,7 +5,15 @@ from pathlib import Path
 import pytest
 
 from pbs_harness.errors import PreconditionError, UnreachableError
-from pbs_harness.inventory import Inventory, InventoryHost, check_reachable, parse
+from pbs_harness.inventory import (
+    OPENPBS_PREFIX_DEFAULT,
+    Inventory,
+    InventoryHost,
+    check_reachable,
+    declared_openpbs_prefix,
+    openpbs_prefix_of,
+    parse,
+)
 
 P = Path("inv")
 
@@ -97,3 +105,26 @@ def test_inventory_dir_in_ssh_args_is_rendered_like_ansible_does(tmp_path: Path)
     inv = parse(data, tmp_path)
     assert inv.hosts["m1"].ssh_target().known_hosts == f"{tmp_path}/.ssh/known_hosts"
     assert parse(data, tmp_path / "hosts.yml").hosts["m1"].ssh_target().known_hosts == f"{tmp_path}/.ssh/known_hosts"
+
+
+def test_openpbs_prefix_is_openpbs_install_prefix_else_the_role_default() -> None:
+    assert parse(listing(), P).openpbs_prefix == Path(OPENPBS_PREFIX_DEFAULT) == Path("/opt/pbs")
+    data = listing()
+    data["_meta"]["hostvars"]["s1"]["openpbs_install_prefix"] = "/usr/local/pbs"
+    assert parse(data, P).openpbs_prefix == Path("/usr/local/pbs")
+    # The old name counts only where it always did (the local cluster's install check).
+    assert openpbs_prefix_of({"openpbs_prefix": "/old"}) == Path("/opt/pbs")
+    assert openpbs_prefix_of({"openpbs_prefix": "/old"}, legacy=True) == Path("/old")
+    assert openpbs_prefix_of({"openpbs_prefix": "/old", "openpbs_install_prefix": "/new"}, legacy=True) == Path("/new")
+
+
+def test_declared_openpbs_prefix_reads_group_vars_without_ansible(tmp_path: Path) -> None:
+    assert declared_openpbs_prefix(tmp_path) == Path("/opt/pbs")  # nothing declared
+    (tmp_path / "group_vars" / "all").mkdir(parents=True)
+    (tmp_path / "group_vars" / "all" / "a.yml").write_text("openpbs_install_prefix: /a\n")
+    (tmp_path / "group_vars" / "all" / "b.yml").write_text("other: 1\n")
+    assert declared_openpbs_prefix(tmp_path) == Path("/a")
+    (tmp_path / "group_vars" / "all" / "c.yml").write_text("openpbs_install_prefix: '{{ somewhere }}'\n")
+    assert declared_openpbs_prefix(tmp_path) == Path("/opt/pbs")  # a template only Ansible renders
+    shipped = Path(__file__).resolve().parents[2] / "inventory" / "local"
+    assert declared_openpbs_prefix(shipped) == Path("/opt/pbs")

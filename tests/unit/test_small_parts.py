@@ -36,6 +36,19 @@ def test_wait_until_timeout_reports_last_value() -> None:
     assert err.value.last == "Q"
 
 
+def test_wait_until_raises_the_callers_error_built_from_the_last_value() -> None:
+    with pytest.raises(PreconditionError, match=r"still Q") as err:
+        wait_until(
+            lambda: "Q",
+            lambda v: v == "R",
+            timeout=0.05,
+            describe="job_state=R",
+            interval=0.01,
+            fail=lambda last: PreconditionError(f"still {last}", "wait longer"),
+        )
+    assert err.value.hint == "wait longer"
+
+
 def test_commands_are_quoted() -> None:
     assert to_shell(["echo", "a b", "$X"]) == "echo 'a b' '$X'"
     assert as_user("qstat -f 'x y'", "pbsuser1") == "runuser -l pbsuser1 -c 'qstat -f '\"'\"'x y'\"'\"''"

@@ -1,0 +1,74 @@
+"""hostproc's waits (sshd banner, processes gone after SIGKILL, cgroup frozen) end in UnreachableError
+naming the host, as provider and the plugin expect. Nothing is booted: the probes are stand-ins."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pbs_harness.errors import UnreachableError
+from pbs_harness.localcluster import hostproc
+from pbs_harness.localcluster.spec import HostSpec
+
+HOST = HostSpec(name="tst01", ip="192.0.2.1", index=1)
+
+
+@pytest.fixture(autouse=True)
+def _state_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PBS_HARNESS_STATE_DIR", str(tmp_path))
+
+
+def _no_sshd(monkeypatch: pytest.MonkeyPatch, running: bool) -> None:
+    def refuse(*_a: object, **_k: object) -> None:
+        raise ConnectionRefusedError
+
+    monkeypatch.setattr(hostproc.socket, "create_connection", refuse)
+    monkeypatch.setattr(hostproc, "is_running", lambda host: running)
+
+
+def test_wait_ssh_names_the_host_when_sshd_stays_silent(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _no_sshd(monkeypatch, running=True)
+    with pytest.raises(UnreachableError) as err:
+        hostproc.wait_ssh(HOST, timeout=0.3)
+    assert err.value.message == "host tst01 (192.0.2.1): sshd did not answer within 0s"
+    assert err.value.hint == f"see {tmp_path / 'hosts' / 'tst01' / 'console.log'}"
+
+
+def test_wait_ssh_stops_at_once_when_the_host_died(monkeypatch: pytest.MonkeyPatch) -> None:
+    _no_sshd(monkeypatch, running=False)
+    with pytest.raises(UnreachableError, match="host tst01 died while booting"):
+        hostproc.wait_ssh(HOST, timeout=30)
+
+
+def test_crash_names_the_processes_that_survived(monkeypatch: pytest.MonkeyPatch) -> None:
+    killed: list[int] = []
+    monkeypatch.setattr(hostproc, "is_running", lambda host: True)
+    monkeypatch.setattr(hostproc, "_set_frozen", lambda host, frozen: None)
+    monkeypatch.setattr(hostproc, "_wait_frozen", lambda host: None)
+    monkeypatch.setattr(hostproc, "pids", lambda host: [4242])
+    monkeypatch.setattr(hostproc.os, "kill", lambda pid, sig: killed.append(pid))
+    with pytest.raises(UnreachableError) as err:
+        hostproc.crash(HOST, timeout=0.2)
+    assert killed == [4242]
+    assert err.value.message == "host tst01: processes survived SIGKILL: [4242]"
+
+
+def test_crash_returns_once_the_processes_are_gone(monkeypatch: pytest.MonkeyPatch) -> None:
+    left = [[4242], [4242], []]
+    monkeypatch.setattr(hostproc, "is_running", lambda host: True)
+    monkeypatch.setattr(hostproc, "_set_frozen", lambda host, frozen: None)
+    monkeypatch.setattr(hostproc, "_wait_frozen", lambda host: None)
+    monkeypatch.setattr(hostproc, "pids", lambda host: left.pop(0) if len(left) > 1 else left[0])
+    monkeypatch.setattr(hostproc.os, "kill", lambda pid, sig: None)
+    hostproc.crash(HOST, timeout=5)
+
+
+def test_wait_frozen_names_the_host(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "freezer.state").write_text("FREEZING\n")
+    monkeypatch.setattr(hostproc, "_v1", lambda: True)
+    monkeypatch.setattr(hostproc, "cgroup_dir", lambda host: tmp_path)
+    with pytest.raises(UnreachableError, match=r"^host tst01 did not freeze within 0.2s$"):
+        hostproc._wait_frozen(HOST, timeout=0.2)
+    (tmp_path / "freezer.state").write_text("FROZEN\n")
+    hostproc._wait_frozen(HOST, timeout=0.2)
