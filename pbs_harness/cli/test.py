@@ -18,7 +18,12 @@ from pbs_harness.errors import PreconditionError, UsageError
 
 def names_tests(arg: str, root: Path) -> bool:
     """True when a pytest argument is a test path or node id (ptl_tests/x.py::test_y)."""
-    return not arg.startswith("-") and (root / arg.split("::", maxsplit=1)[0]).exists()
+    if arg.startswith("-"):
+        return False
+    try:
+        return (root / arg.split("::", maxsplit=1)[0]).exists()
+    except OSError:  # e.g. a long -k expression given as its own argument: "File name too long"
+        return False
 
 
 def results_json(pytest_args: Sequence[str], root: Path) -> Path:

@@ -27,6 +27,7 @@ from pbs_harness import cli, project
         ("-k", False),
         ("smoke or ramp", False),  # a -k expression, not a path
         ("ptl_tests/nope.py", False),
+        (" or ".join(f"test_{i}_{'x' * 40}" for i in range(10)), False),  # longer than a file name may be
     ],
 )
 def test_test_paths_are_recognised(arg: str, names: bool) -> None:
