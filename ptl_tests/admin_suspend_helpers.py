@@ -43,10 +43,6 @@ def maintenance_jobs(node: Mapping[str, Any]) -> list[str]:
     return [v.strip() for v in str(value).split(",") if v.strip()] if value else []
 
 
-def vnodes_of(exec_vnode: str) -> list[str]:
-    return [sl.vnode for chunk in parse_exec_vnode(exec_vnode) for sl in chunk]
-
-
 @dataclass(frozen=True)
 class Proc:
     """One sleep started by a sleepers job: where it runs and its PID there."""

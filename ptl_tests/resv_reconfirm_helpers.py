@@ -24,7 +24,7 @@ from pbs_harness.evidence.accounting import AccountingReader, AccountingRecord
 from pbs_harness.evidence.logs import LogReader
 from pbs_harness.faults import Fault, Nemesis
 from pbs_harness.pbs.client import Pbs
-from pbs_harness.pbs.parsers import parse_exec_vnode
+from pbs_harness.pbs.parsers import parse_exec_vnode, vnodes_of
 from pbs_harness.pbs.resv import rstat_epoch, rsub_time
 from pbs_harness.pbs.substates import RUNNING as JOB_RUNNING
 from pbs_harness.topology import Topology
@@ -42,10 +42,6 @@ SUB_CONFIRMED, SUB_RUNNING, SUB_DEGRADED, SUB_IN_CONFLICT = "2", "5", "10", "12"
 # connection at once; a partition is only noticed when TPP's TCP keepalive (30 s idle + 3 probes
 # 10 s apart, src/lib/Libtpp/tpp_util.c) or its 60 s TCP_USER_TIMEOUT gives up on the link.
 DETECTION = {"offline": 10, "maintenance": 10, "kill_mom": 20, "crash_host": 20, "partition": 120}
-
-
-def vnodes_of(exec_vnode: str) -> list[str]:
-    return [sl.vnode for chunk in parse_exec_vnode(exec_vnode) for sl in chunk]
 
 
 def chunk_vnodes(exec_vnode: str) -> list[list[str]]:

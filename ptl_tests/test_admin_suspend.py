@@ -23,6 +23,7 @@ from pbs_harness.evidence.accounting import AccountingReader
 from pbs_harness.evidence.logs import LogReader
 from pbs_harness.pbs.base import parse_json
 from pbs_harness.pbs.nodes import states
+from pbs_harness.pbs.parsers import vnodes_of
 from pbs_harness.plugin import call_failed
 from pbs_harness.waits import wait_until
 from ptl_tests import jobscripts
@@ -42,7 +43,6 @@ from ptl_tests.admin_suspend_helpers import (
     qmgr_on_a_terminal,
     restart_server,
     terminal_lines,
-    vnodes_of,
     wait_nodes,
     wait_procs,
 )

@@ -25,7 +25,7 @@ import pytest
 from pbs_harness.evidence.accounting import AccountingReader, walltime_seconds
 from pbs_harness.evidence.logs import LogReader
 from pbs_harness.pbs.interactive import InteractiveJob
-from pbs_harness.pbs.parsers import VnodeSlice, parse_exec_host, parse_exec_vnode, parse_select, size_kb
+from pbs_harness.pbs.parsers import VnodeSlice, parse_exec_host, parse_exec_vnode, parse_select, size_kb, vnodes_of
 from pbs_harness.pbs.substates import RUNNING
 from pbs_harness.waits import WaitTimeout, wait_until
 from ptl_tests import jobscripts
@@ -1129,10 +1129,6 @@ HIDDEN = (
 )  # fmt: skip
 
 
-def vnodes_of(exec_vnode: str) -> set[str]:
-    return Assignment.of(exec_vnode).vnodes()
-
-
 @pytest.mark.spec("RD-7")
 @pytest.mark.guards("RD-7")
 def test_show_hidden_attribs_exposes_the_phases(pbs, cluster, roles, running_job, conformance) -> None:
@@ -1173,7 +1169,7 @@ def test_show_hidden_attribs_exposes_the_phases(pbs, cluster, roles, running_job
         evidence=f"hidden attributes in qstat -f: {shown}",
     )
     # deallocated: released vnodes the job still holds (the partially released host's vnode)
-    assert vnodes_of(job["exec_vnode_deallocated"]) == {held}, job["exec_vnode_deallocated"]
+    assert set(vnodes_of(job["exec_vnode_deallocated"])) == {held}, job["exec_vnode_deallocated"]
     records = accounting(pbs).wait_for(job_id, "uc", 4, since, timeout=30)
     assert records[2].fields["exec_vnode"] == job["exec_vnode_acct"]
 

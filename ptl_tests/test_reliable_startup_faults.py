@@ -28,7 +28,7 @@ import pytest
 from pbs_harness import baseline, defect_retry
 from pbs_harness.evidence.logs import LogReader
 from pbs_harness.faults.hookbodies import failing_hook_body
-from pbs_harness.pbs.parsers import size_kb
+from pbs_harness.pbs.parsers import size_kb, vnodes_of
 from pbs_harness.waits import WaitTimeout, wait_until
 from ptl_tests.admin_suspend_helpers import restart_server
 from ptl_tests.reliable_startup_helpers import (
@@ -154,10 +154,6 @@ def install(pbs, cluster, hooks, faults=()) -> None:
     wait_mom_hooks(pbs, cluster, bodies)
 
 
-def vnodes_of_host(exec_vnode: str, host: str) -> list[str]:
-    return sorted({s.vnode for chunk in chunks_of(exec_vnode) for s in chunk if s.host == host})
-
-
 def listed(kit: Kit, tag: str, what: str) -> list[str]:
     """The vnodes the suite hook `tag` logged on the primary as found in `what` (vnode_list or
     vnode_list_fail) during this test (hook log lines carry no job id; a test runs one job)."""
@@ -257,9 +253,7 @@ def test_join_alarm_bounds_the_wait_for_a_silent_sister(pbs, cluster, nemesis, k
     keep = job["Resource_List"]["site"]
     assert_assignment(job, expected_prune(waiting["exec_vnode"], keep, [silent]), keep)
     # ... but the launch hook is not told: vnode_list_fail stays empty for a join that timed out.
-    assert listed(kit, "launch", "vnode_list") == sorted(
-        s.vnode for chunk in chunks_of(waiting["exec_vnode"]) for s in chunk
-    )
+    assert listed(kit, "launch", "vnode_list") == sorted(vnodes_of(waiting["exec_vnode"]))
     assert listed(kit, "launch", "vnode_list_fail") == []
     conformance.difference(
         "RJS-5",
@@ -386,8 +380,8 @@ def test_failed_begin_and_prologue_sisters_are_reported_and_offlined(
     for host, what in ((at_begin, "JOIN_JOB"), (at_prologue, "IM_EXEC_PROLOGUE")):
         kit.mom.expect(f"Job;{job_id};{START_ERROR.format(host=host, what=what)}", kit.since, timeout=10)
         kit.mom.expect(f"Job;{job_id};{IGNORING.format(host=host)}", kit.since, timeout=10)
-    assert listed(kit, "prolo", "vnode_list_fail") == vnodes_of_host(initial, at_begin)
-    failed_vnodes = vnodes_of_host(initial, at_begin) + vnodes_of_host(initial, at_prologue)
+    assert listed(kit, "prolo", "vnode_list_fail") == sorted(set(vnodes_of(initial, at_begin)))
+    failed_vnodes = sorted(set(vnodes_of(initial, at_begin))) + sorted(set(vnodes_of(initial, at_prologue)))
     fail_listed = listed(kit, "launch", "vnode_list_fail")
     if fail_listed != sorted(failed_vnodes):
         for host in (at_begin, at_prologue):
@@ -441,7 +435,7 @@ def test_sister_failing_during_its_prologue_is_waited_for_then_pruned(
     fail_listed = listed(kit, "launch", "vnode_list_fail")
     if not fail_listed:
         met_empty_fail_list(kit, request, job_id, sister, knew=re.escape(PROLOGUES_INCOMPLETE))
-    assert fail_listed == vnodes_of_host(waiting["exec_vnode"], sister)
+    assert fail_listed == sorted(set(vnodes_of(waiting["exec_vnode"], sister)))
 
 
 # Shipped strings (src/resmom/mom_comm.c): DEBUG3 lines of the primary, and the sister's PBSEVENT_JOB line.

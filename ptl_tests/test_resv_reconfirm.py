@@ -22,6 +22,7 @@ from datetime import datetime
 import pytest
 
 from pbs_harness.pbs.base import parse_json
+from pbs_harness.pbs.parsers import vnodes_of
 from pbs_harness.pbs.resv import rstat_epoch, rsub_time
 from pbs_harness.waits import WaitTimeout, wait_until
 from ptl_tests.resv_reconfirm_helpers import (
@@ -45,7 +46,6 @@ from ptl_tests.resv_reconfirm_helpers import (
     sched_log,
     server_log,
     submit_resv,
-    vnodes_of,
     wait_resv,
     wait_running,
     y_records,
