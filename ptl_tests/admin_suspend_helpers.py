@@ -21,7 +21,7 @@ from pbs_harness.pbs.client import Pbs
 from pbs_harness.pbs.nodes import states
 from pbs_harness.pbs.parsers import parse_exec_vnode
 from pbs_harness.pbs.substates import RUNNING, SCHED_SUSPENDED, SUSPENDED  # noqa: F401 - the suite's names
-from pbs_harness.transport import CommandError, CommandResult
+from pbs_harness.transport import CommandResult
 from pbs_harness.waits import wait_until
 from ptl_tests import jobscripts
 
@@ -203,10 +203,7 @@ class Kit:
     def admin(self, job_id: str, signal: str, user: str | None = None) -> CommandResult:
         """qsig that must succeed (admin-suspend, admin-resume, suspend, resume)."""
         __tracebackhide__ = True
-        res = self.qsig(job_id, signal, user)
-        if not res.ok:
-            raise CommandError(res)
-        return res
+        return self.pbs.jobs.signal(job_id, signal, user=user, check=True)
 
     def purge(self, job_id: str) -> None:
         """Delete the job (and its subjobs), then remove it from the job history."""

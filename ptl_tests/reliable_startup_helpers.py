@@ -40,7 +40,6 @@ from pbs_harness.pbs.moms import edit_config
 from pbs_harness.pbs.parsers import parse_exec_host, parse_exec_vnode, parse_select, size_kb
 from pbs_harness.pbs.substates import PRERUN, RUNNING  # noqa: F401 - the suite's names
 from pbs_harness.topology import Topology
-from pbs_harness.transport import CommandError
 from pbs_harness.waits import wait_until
 
 
@@ -367,9 +366,7 @@ def set_node_order(pbs: Pbs, hosts: Sequence[str]) -> None:
     scheduler fills them in that order (sched_config: node_sort_key "sort_priority HIGH") whatever
     order the server lists its nodes in (a node re-created by another suite moves to the end)."""
     for rank, host in enumerate(hosts):
-        res = pbs.server.set({"Priority": 60 - 10 * rank}, obj="node", name=host)
-        if not res.ok:
-            raise CommandError(res)
+        pbs.server.set({"Priority": 60 - 10 * rank}, obj="node", name=host, check=True)
 
 
 def clear_node_order(pbs: Pbs, hosts: Sequence[str]) -> None:

@@ -28,7 +28,6 @@ from pbs_harness.pbs.parsers import parse_exec_vnode, vnodes_of
 from pbs_harness.pbs.resv import rstat_epoch, rsub_time
 from pbs_harness.pbs.substates import RUNNING as JOB_RUNNING
 from pbs_harness.topology import Topology
-from pbs_harness.transport import CommandError
 from pbs_harness.waits import wait_until
 
 SLEEP = 900  # seconds: longer than any test; jobs are deleted by the baseline restore
@@ -59,9 +58,7 @@ class Steer:
     def prefer(self, *vnodes: str, top: int = 100) -> None:
         """Give the vnodes descending priorities starting at `top` (higher = chosen first)."""
         for rank, vnode in enumerate(vnodes):
-            res = self.pbs.server.set({"priority": top - rank}, obj="node", name=vnode)
-            if not res.ok:
-                raise CommandError(res)
+            self.pbs.server.set({"priority": top - rank}, obj="node", name=vnode, check=True)
             self.touched.add(vnode)
 
     def restore(self) -> None:
@@ -217,9 +214,7 @@ class Rv:
         """Offline vnodes with qmgr (`pbsnodes -o` answers "Unknown node" for `host[N]` vnodes);
         `restore` takes the offline bit away again, for those the baseline restore cannot."""
         for vnode in vnodes:
-            res = self.pbs.server.qmgr(f"set node {vnode} state=offline")
-            if not res.ok:
-                raise CommandError(res)
+            self.pbs.server.qmgr(f"set node {vnode} state=offline", check=True)
             self.offlined.append(vnode)
 
     def restore(self) -> None:
@@ -241,9 +236,7 @@ class Rv:
         elif how == "maintenance":
             assert job_id, "maintenance needs a job to admin-suspend"
             self.admin_suspended.append(job_id)
-            res = self.pbs.jobs.signal(job_id, "admin-suspend")
-            if not res.ok:
-                raise CommandError(res)
+            self.pbs.jobs.signal(job_id, "admin-suspend", check=True)
         elif how in ("kill_mom", "crash_host", "partition"):
             return getattr(self.nemesis, how)(vnode)
         else:

@@ -18,15 +18,25 @@ class Server(PbsCommands):
     def queues(self) -> dict[str, dict[str, Any]]:
         return self.json("qstat", "-Qf", "-F", "json").get("Queue", {})
 
-    def qmgr(self, directive: str, *, user: str | None = None) -> CommandResult:
-        """Run one qmgr directive; the result carries qmgr's own error text."""
-        return self.run("qmgr", "-c", directive, user=user)
+    def qmgr(self, directive: str, *, user: str | None = None, check: bool = False) -> CommandResult:
+        """Run one qmgr directive; the result carries qmgr's own error text. With check=True a
+        non-zero exit raises CommandError instead."""
+        __tracebackhide__ = True
+        return (self.check if check else self.run)("qmgr", "-c", directive, user=user)
 
     def set(
-        self, attrs: Mapping[str, object], obj: str = "server", name: str = "", *, user: str | None = None
+        self,
+        attrs: Mapping[str, object],
+        obj: str = "server",
+        name: str = "",
+        *,
+        user: str | None = None,
+        check: bool = False,
     ) -> CommandResult:
+        """qmgr `set OBJ NAME a=v,...`; check=True raises CommandError when qmgr refuses."""
+        __tracebackhide__ = True
         items = ",".join(f"{k}={qmgr_value(v)}" for k, v in attrs.items())
-        return self.qmgr(f"set {obj} {name} {items}".replace("  ", " "), user=user)
+        return self.qmgr(f"set {obj} {name} {items}".replace("  ", " "), user=user, check=check)
 
     def unset(self, *attrs: str, obj: str = "server", name: str = "", user: str | None = None) -> CommandResult:
         return self.qmgr(f"unset {obj} {name} {','.join(attrs)}".replace("  ", " "), user=user)
