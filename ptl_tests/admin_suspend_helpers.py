@@ -100,18 +100,6 @@ def wait_nodes(
     )
 
 
-def nodes_up(nodes: Mapping[str, Mapping[str, Any]]) -> bool:
-    """No vnode is down or in state-unknown (after a server start, before the moms report)."""
-    return bool(nodes) and not any(states(n) & {"down", "state-unknown"} for n in nodes.values())
-
-
-def restart_server(pbs: Pbs, timeout: float = 90) -> dict[str, dict[str, Any]]:
-    """qterm -t quick, start pbs_server, and wait until every mom has reported again."""
-    pbs.server.stop()
-    pbs.server.start()
-    return wait_until(pbs.nodes.all, nodes_up, timeout=timeout, describe="every vnode reported after the restart")
-
-
 def qmgr_on_a_terminal(cluster: Cluster, directive: str, user: str | None = None) -> CommandResult:
     """qmgr -c DIRECTIVE with a pseudo-terminal as stdin (util-linux `script`).
 

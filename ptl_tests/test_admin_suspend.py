@@ -41,7 +41,6 @@ from ptl_tests.admin_suspend_helpers import (
     maintenance_jobs,
     proc_state,
     qmgr_on_a_terminal,
-    restart_server,
     terminal_lines,
     wait_nodes,
     wait_procs,
@@ -574,7 +573,7 @@ def test_a_server_restart_keeps_maintenance_and_maintenance_jobs(kit, pbs, clust
     wait_nodes(pbs, {host: (MAINT, [job.job_id])})
     purge_left_behind(kit)
 
-    restart_server(pbs)
+    pbs.server.restart()
 
     wait_nodes(pbs, {host: (MAINT, [job.job_id])})
     pbs.jobs.wait(job.job_id, job_state="S", substate=SUSPENDED, timeout=10)
@@ -602,7 +601,7 @@ def test_admin_suspended_subjobs_stay_suspended_across_a_server_restart(kit, pbs
     wait_nodes(pbs, {host: (MAINT, subjobs)})
     purge_left_behind(kit)
 
-    restart_server(pbs)
+    pbs.server.restart()
 
     # Spec: "Sub jobs are requeued upon server restart. Any node which only had admin-suspended
     # subjobs will return to the free state after a server restart." 23.06.06 recovers subjobs
@@ -653,7 +652,7 @@ def test_a_server_restart_after_the_last_admin_resume_keeps_the_node_out_of_main
     wait_nodes(pbs, {host: (FREE, [])})
     purge_left_behind(kit)
     try:
-        nodes = restart_server(pbs)
+        nodes = pbs.server.restart()
         seen = (states(nodes[host]), maintenance_jobs(nodes[host]))
         if seen == (MAINT, [job]):
             evidence = (

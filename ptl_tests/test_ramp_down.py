@@ -1239,17 +1239,6 @@ def test_rerun_after_a_release_uses_the_original_request(
     assert_original_request(again, before, roles)
 
 
-def stop_server_immediately(pbs, cluster) -> None:
-    """qterm -t immediate: running jobs are killed (rerunnable ones requeued), then the daemon exits."""
-    assert pbs.jobs.run("qterm", "-t", "immediate").ok
-    wait_until(
-        lambda: cluster.server.run(["pgrep", "-x", "pbs_server.bin"]).ok,
-        lambda running: not running,
-        timeout=60,
-        describe="pbs_server.bin exited after qterm -t immediate",
-    )
-
-
 def purge_history(pbs) -> None:
     """Remove every finished job from the job history. OpenPBS 23.06.06 keeps a node's emptied
     maintenance_jobs in its database (see docs/suites/admin_suspend.md) and, at the next server
@@ -1258,24 +1247,6 @@ def purge_history(pbs) -> None:
     finished = [j for j, job in pbs.jobs.all(history=True).items() if job.get("job_state") == "F"]
     for start in range(0, len(finished), 50):
         pbs.jobs.forget(*finished[start : start + 50])
-
-
-def restart_server(pbs, cluster, shutdown: str) -> None:
-    """Stop the server (qterm -t quick or immediate), start it, wait until every vnode reported, and
-    start a scheduling cycle: one run at server start, before the moms reported, finds no nodes."""
-    purge_history(pbs)
-    if shutdown == "quick":
-        pbs.server.stop()
-    else:
-        stop_server_immediately(pbs, cluster)
-    pbs.server.start()
-    wait_until(
-        pbs.nodes.all,
-        lambda nodes: not any({"down", "state-unknown"} & set(n["state"].split(",")) for n in nodes.values()),
-        timeout=60,
-        describe="every vnode reported after the server start",
-    )
-    assert pbs.server.set({"scheduling": True}).ok
 
 
 class ReleasedHostReassigned(AssertionError):
@@ -1310,7 +1281,8 @@ def test_server_restart_after_a_release(pbs, cluster, roles, running_job, shutdo
     assert pbs.jobs.release_nodes(job_id, [roles.plain], user=roles.owner).ok
     pruned = pbs.jobs.status(job_id)
     pbs.nodes.wait_state([roles.plain], "free", timeout=30)
-    restart_server(pbs, cluster, shutdown)
+    purge_history(pbs)
+    pbs.server.restart(shutdown, timeout=60, schedule=True)
     if shutdown == "immediate":
         assert_original_request(wait_rerun(pbs, job_id, 2, timeout=60), before, roles)
         return
@@ -1331,16 +1303,17 @@ def test_server_restart_after_a_release(pbs, cluster, roles, running_job, shutdo
                 ) from None
             raise
     finally:
-        clear_stale_assignment(pbs, cluster, job_id)
+        clear_stale_assignment(pbs, job_id)
 
 
-def clear_stale_assignment(pbs, cluster, job_id: str) -> None:
+def clear_stale_assignment(pbs, job_id: str) -> None:
     """The wrongly re-assigned host keeps resources_assigned after the job ends (the scheduler then
     finds no room on it: "Insufficient amount of resource: host"); baseline checks do not compare
     resources_assigned, so end the job and restart the server once more, which recounts it."""
     pbs.jobs.delete(job_id, force=True)
     pbs.jobs.wait_gone(job_id, timeout=60)
-    restart_server(pbs, cluster, "quick")
+    purge_history(pbs)
+    pbs.server.restart("quick", timeout=60, schedule=True)
     wait_until(
         pbs.nodes.all,
         lambda nodes: not any((n.get("resources_assigned") or {}).get("ncpus") for n in nodes.values()),

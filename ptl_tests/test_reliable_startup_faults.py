@@ -30,7 +30,6 @@ from pbs_harness.evidence.logs import LogReader
 from pbs_harness.faults.hookbodies import failing_hook_body
 from pbs_harness.pbs.parsers import size_kb, vnodes_of
 from pbs_harness.waits import WaitTimeout, wait_until
-from ptl_tests.admin_suspend_helpers import restart_server
 from ptl_tests.reliable_startup_helpers import (
     BADSTATE,
     IGNORING,
@@ -122,7 +121,7 @@ def chunk_hosts(pbs, roles) -> list[str]:
     server restart, which recomputes the assignments from the running jobs."""
     # The baseline restore repairs these after each test; this catches one left before the session.
     if baseline.phantom_assignments(pbs):
-        restart_server(pbs)
+        pbs.server.restart()
     phantoms = baseline.phantom_assignments(pbs)
     assert not phantoms, f"vnodes with assigned resources but no job: {phantoms}"
     nodes = pbs.nodes.all()

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from pbs_harness.pbs.base import PbsCommands, qmgr_value
+from pbs_harness.pbs.nodes import Nodes, nodes_up
 from pbs_harness.transport import CommandResult
 from pbs_harness.waits import wait_until
 
@@ -41,19 +42,20 @@ class Server(PbsCommands):
     def unset(self, *attrs: str, obj: str = "server", name: str = "", user: str | None = None) -> CommandResult:
         return self.qmgr(f"unset {obj} {name} {','.join(attrs)}".replace("  ", " "), user=user)
 
-    def stop(self, timeout: float = 60) -> CommandResult:
-        """qterm -t quick (running jobs keep running), then wait until pbs_server.bin has exited.
+    def stop(self, timeout: float = 60, *, shutdown: str = "quick") -> CommandResult:
+        """qterm -t SHUTDOWN, then wait until pbs_server.bin has exited. quick: running jobs keep
+        running; immediate: they are killed (rerunnable ones requeued).
 
         qterm can return while the old daemon is still shutting down (stopping its data service);
         a pbs_server started in that window loses its data service connection and dies.
         """
-        res = self.run("qterm", "-t", "quick")
+        res = self.run("qterm", "-t", shutdown)
         if res.ok:
             wait_until(
                 lambda: self.cluster.server.run(["pgrep", "-x", "pbs_server.bin"]).ok,
                 lambda running: not running,
                 timeout=timeout,
-                describe="pbs_server.bin exited after qterm",
+                describe=f"pbs_server.bin exited after qterm -t {shutdown}",
             )
         return res
 
@@ -67,3 +69,25 @@ class Server(PbsCommands):
             timeout=timeout,
             describe="PBS server answering qstat -B",
         )
+
+    def restart(
+        self, shutdown: str = "quick", *, timeout: float = 90, schedule: bool = False
+    ) -> dict[str, dict[str, Any]]:
+        """`stop(shutdown=...)`, `start()`, then wait up to `timeout` s until every vnode reported
+        again (none down or state-unknown: the moms report a few seconds after the start); returns
+        the vnodes. qterm's result is not checked: a server that is not running is just started.
+
+        schedule=True then sets scheduling=True (checked) to start a cycle: the one pbs_server
+        runs at its start came before the moms reported and found no nodes.
+        """
+        self.stop(shutdown=shutdown)
+        self.start()
+        nodes = wait_until(
+            Nodes(self.cluster, self.host).all,
+            nodes_up,
+            timeout=timeout,
+            describe=f"every vnode reported after the server restart (qterm -t {shutdown})",
+        )
+        if schedule:
+            self.set({"scheduling": True}, check=True)
+        return nodes
