@@ -21,7 +21,7 @@ from typing import Any
 
 from pbs_harness.cluster import Cluster
 from pbs_harness.evidence.accounting import AccountingReader, AccountingRecord
-from pbs_harness.evidence.logs import LogReader
+from pbs_harness.evidence.logs import server_log
 from pbs_harness.faults import Fault, Nemesis
 from pbs_harness.pbs.client import Pbs
 from pbs_harness.pbs.parsers import parse_exec_vnode, vnodes_of
@@ -116,14 +116,6 @@ def job_in(pbs: Pbs, resv: Resv, select: str, *, user: str) -> tuple[str, str]:
     """A sleep of `user` in the reservation's queue, waited until it runs; returns (job id, exec_vnode)."""
     job_id = pbs.jobs.submit(user=user, select=select, args=["-q", resv.queue], command=["/bin/sleep", str(SLEEP)])
     return job_id, pbs.jobs.wait(job_id, job_state="R", substate=JOB_RUNNING, timeout=60)["exec_vnode"]
-
-
-def server_log(cluster: Cluster) -> LogReader:
-    return LogReader(cluster.server, str(cluster.pbs_home), "server")
-
-
-def sched_log(cluster: Cluster) -> LogReader:
-    return LogReader(cluster.server, str(cluster.pbs_home), "sched")
 
 
 def accounting(cluster: Cluster) -> AccountingReader:

@@ -20,7 +20,7 @@ from datetime import datetime, timedelta
 import pytest
 
 from pbs_harness.evidence.accounting import AccountingReader
-from pbs_harness.evidence.logs import LogReader
+from pbs_harness.evidence.logs import mom_log, sched_log, server_log
 from pbs_harness.pbs.base import parse_json
 from pbs_harness.pbs.nodes import states
 from pbs_harness.pbs.parsers import vnodes_of
@@ -83,18 +83,6 @@ def kit(request, pbs, cluster, topology):
         LEFT_DIRS.append(k.dir)
     else:
         k.cleanup()
-
-
-def server_log(cluster) -> LogReader:
-    return LogReader(cluster.server, str(cluster.pbs_home), "server")
-
-
-def sched_log(cluster) -> LogReader:
-    return LogReader(cluster.server, str(cluster.pbs_home), "sched")
-
-
-def mom_log(cluster, host: str) -> LogReader:
-    return LogReader(cluster.hosts[host], str(cluster.pbs_home), "mom")
 
 
 def accounting(cluster) -> AccountingReader:

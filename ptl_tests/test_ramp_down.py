@@ -23,7 +23,7 @@ from datetime import datetime, timedelta
 import pytest
 
 from pbs_harness.evidence.accounting import AccountingReader, walltime_seconds
-from pbs_harness.evidence.logs import LogReader
+from pbs_harness.evidence.logs import mom_log, server_log
 from pbs_harness.pbs.interactive import InteractiveJob
 from pbs_harness.pbs.parsers import VnodeSlice, parse_exec_host, parse_exec_vnode, parse_select, size_kb, vnodes_of
 from pbs_harness.pbs.substates import RUNNING
@@ -262,9 +262,8 @@ def test_release_whole_sister_host(pbs, cluster, roles, running_job) -> None:
     )
     assert task_pids(cluster, roles.owner, roles.multi)
     assert task_pids(cluster, roles.owner, roles.primary)
-    home = str(cluster.pbs_home)
     released_vnode_logs(cluster, roles, job_id, Assignment.of(before["exec_vnode"]).only({roles.plain}), since)
-    LogReader(cluster.hosts[roles.multi], home, "mom").absent(f"Job;{job_id};DELETE_JOB2 received", since)
+    mom_log(cluster, roles.multi).absent(f"Job;{job_id};DELETE_JOB2 received", since)
     # 'u' closes the phase with the old assignment and its usage; 'c' opens the next one.
     u, c = accounting(pbs).wait_for(job_id, "uc", 2, since, timeout=30)
     assert (u.type, c.type) == ("u", "c")
@@ -326,11 +325,10 @@ def test_release_part_of_a_superchunk_keeps_the_host(
     # PTL observes the released vnode staying job-busy until the host's last vnode goes.
     assert pbs.nodes.status(vnode)["state"] == "job-busy"
     assert task_pids(cluster, roles.owner, roles.multi)
-    home = str(cluster.pbs_home)
-    LogReader(cluster.hosts[roles.multi], home, "mom").absent(f"Job;{job_id};DELETE_JOB2", since)
+    mom_log(cluster, roles.multi).absent(f"Job;{job_id};DELETE_JOB2", since)
     # no final usage from the host and no deallocation yet: the job still holds the vnode
-    LogReader(cluster.hosts[roles.primary], home, "mom").absent(rf"Job;{re.escape(job_id)};{roles.multi} cput=", since)
-    LogReader(cluster.server, home, "server").absent(f"clearing job {re.escape(job_id)} from node", since)
+    mom_log(cluster, roles.primary).absent(rf"Job;{re.escape(job_id)};{roles.multi} cput=", since)
+    server_log(cluster).absent(f"clearing job {re.escape(job_id)} from node", since)
     u, c = accounting(pbs).wait_for(job_id, "uc", 2, since, timeout=30)
     assert u.fields["exec_vnode"] == before["exec_vnode"]
     assert Assignment.of(c.fields["exec_vnode"]) == assigned.without({vnode})
@@ -345,11 +343,10 @@ def test_successive_releases_free_the_host_with_its_last_vnode(pbs, cluster, rol
     assigned = Assignment.of(before["exec_vnode"])
     multi_vnodes = sorted(s.vnode for c in assigned.chunks for s in c if s.host == roles.multi)
     first, rest = multi_vnodes[:1], multi_vnodes[1:]
-    home = str(cluster.pbs_home)
-    mom_log = LogReader(cluster.hosts[roles.multi], home, "mom")
+    multi_log = mom_log(cluster, roles.multi)
 
     assert pbs.jobs.release_nodes(job_id, first, user=roles.owner).ok
-    mom_log.absent(f"Job;{job_id};DELETE_JOB2", since)
+    multi_log.absent(f"Job;{job_id};DELETE_JOB2", since)
     assert task_pids(cluster, roles.owner, roles.multi)
 
     assert pbs.jobs.release_nodes(job_id, rest, user=roles.owner).ok
@@ -425,7 +422,7 @@ def test_released_sisters_usage_stays_in_the_jobs_totals(pbs, cluster, roles, co
     )
     shown_cput = walltime_seconds(tallied["resources_used"]["cput"])
     assert pbs.jobs.release_nodes(job_id, [roles.plain], user=roles.owner).ok
-    ms_log = LogReader(cluster.hosts[roles.primary], str(cluster.pbs_home), "mom")
+    ms_log = mom_log(cluster, roles.primary)
     line = ms_log.expect(rf"Job;{re.escape(job_id)};{roles.plain} cput=\d\d:\d\d:\d\d mem=\d+kb$", since, 30)
     sister_cput = walltime_seconds(re.search(r"cput=(\S+)", line.message)[1])
     assert sister_cput >= 1, line.raw  # it burned a cpu for BURN seconds
@@ -641,17 +638,16 @@ def released_vnode_logs(cluster, roles: Roles, job_id: str, released: Assignment
     and "deallocating N cpu(s) from job J" (object: the mom host), the sister's DELETE_JOB2, and
     the primary mom's "<host> cput=... mem=...kb" with the sister's final usage."""
     __tracebackhide__ = True
-    home = str(cluster.pbs_home)
-    server_log = LogReader(cluster.server, home, "server")
-    ms_log = LogReader(cluster.hosts[roles.primary], home, "mom")
+    srv_log = server_log(cluster)
+    ms_log = mom_log(cluster, roles.primary)
     jid = re.escape(job_id)
     for host in released.hosts():
         vnodes = [s for chunk in released.chunks for s in chunk if s.host == host]
         for s in vnodes:
-            server_log.expect(rf";Node;{re.escape(host)};clearing job {jid} from node {re.escape(s.vnode)}$", since, 30)
+            srv_log.expect(rf";Node;{re.escape(host)};clearing job {jid} from node {re.escape(s.vnode)}$", since, 30)
         cpus = sum(int(s.resources.get("ncpus", 0)) for s in vnodes)
-        server_log.expect(rf";Node;{re.escape(host)};deallocating {cpus} cpu\(s\) from job {jid}$", since, 30)
-        LogReader(cluster.hosts[host], home, "mom").expect(f"Job;{jid};DELETE_JOB2 received", since, 30)
+        srv_log.expect(rf";Node;{re.escape(host)};deallocating {cpus} cpu\(s\) from job {jid}$", since, 30)
+        mom_log(cluster, host).expect(f"Job;{jid};DELETE_JOB2 received", since, 30)
         ms_log.expect(rf"Job;{jid};{re.escape(host)} cput=\d\d:\d\d:\d\d mem=\d+kb$", since, 30)
 
 
@@ -706,7 +702,7 @@ def test_release_nodes_on_stageout(pbs, cluster, roles, blocked_stageout, way: S
         assert {v: pbs.nodes.status(v)["state"] for v in sister_vnodes} == dict.fromkeys(sister_vnodes, "job-busy")
         assert records.of(job_id, "uc", since) == []
         for host in sisters.hosts():
-            LogReader(cluster.hosts[host], str(cluster.pbs_home), "mom").absent(f"Job;{job_id};DELETE_JOB2", since)
+            mom_log(cluster, host).absent(f"Job;{job_id};DELETE_JOB2", since)
 
     assert blocked_stageout.drain() == blocked_stageout.payload
     pbs.jobs.wait(job_id, job_state="F", timeout=60)
@@ -916,7 +912,7 @@ def test_keep_select_takes_part_of_a_superchunk(pbs, cluster, roles, conformance
     # the plain host leaves the job; the multi-vnode host keeps it (its task lives, no DELETE_JOB2)
     released_vnode_logs(cluster, roles, job_id, assigned.only({roles.plain}), since)
     pbs.nodes.wait_state([roles.plain], "free", timeout=30)
-    LogReader(cluster.hosts[roles.multi], str(cluster.pbs_home), "mom").absent(f"Job;{job_id};DELETE_JOB2", since)
+    mom_log(cluster, roles.multi).absent(f"Job;{job_id};DELETE_JOB2", since)
     assert task_pids(cluster, roles.owner, roles.multi)
     u, c = accounting(pbs).wait_for(job_id, "uc", 2, since, timeout=30)
     assert u.fields["exec_vnode"] == before["exec_vnode"]
@@ -1186,14 +1182,14 @@ def test_stopped_sister_is_cleaned_when_it_continues(pbs, cluster, roles, nemesi
     res = pbs.jobs.release_nodes(job_id, [roles.plain], user=roles.owner)
     assert res.ok, res.stderr
     assert_job_matches(pbs.jobs.status(job_id), Assignment.of(before["exec_vnode"]).without({roles.plain}))
-    mom_log = LogReader(cluster.hosts[roles.plain], str(cluster.pbs_home), "mom")
+    plain_log = mom_log(cluster, roles.plain)
     assert task_pids(cluster, roles.owner, roles.plain), "the stopped mom cannot have killed the task"
     assert pbs.nodes.status(roles.plain)["state"] != "free"
-    mom_log.absent(f"Job;{job_id};DELETE_JOB2", since)
+    plain_log.absent(f"Job;{job_id};DELETE_JOB2", since)
 
     continued = datetime.now()
     nemesis.heal(fault)
-    line = mom_log.expect(f"Job;{job_id};DELETE_JOB2 received", since, timeout=30)
+    line = plain_log.expect(f"Job;{job_id};DELETE_JOB2 received", since, timeout=30)
     assert line.time >= continued.replace(microsecond=0)
     pbs.nodes.wait_state([roles.plain], "free", timeout=30)
     wait_until(
@@ -1365,12 +1361,12 @@ def test_released_host_cleanup_runs_epilogue_and_end_hooks(pbs, cluster, roles, 
     assert any("/mom_priv/jobs/" in p for p in present), present
 
     assert pbs.jobs.release_nodes(job_id, [roles.plain], user=roles.owner).ok
-    mom_log = LogReader(host, home, "mom")
-    mom_log.expect(f"Job;{job_id};DELETE_JOB2 received", since, timeout=30)
-    mom_log.expect(f"ramp_down hook rd_epilogue on {roles.plain}", since, timeout=30)
+    plain_log = mom_log(cluster, roles.plain)
+    plain_log.expect(f"Job;{job_id};DELETE_JOB2 received", since, timeout=30)
+    plain_log.expect(f"ramp_down hook rd_epilogue on {roles.plain}", since, timeout=30)
     pbs.nodes.wait_state([roles.plain], "free", timeout=30)
     wait_until(job_files, lambda p: not p, timeout=30, describe="job files and TMPDIR gone")
-    end_line = mom_log.expect(f"ramp_down hook rd_end on {roles.plain}", since, timeout=30)
+    end_line = plain_log.expect(f"ramp_down hook rd_end on {roles.plain}", since, timeout=30)
     conformance.difference(
         "RD-1",
         spec_says="when every vnode of a host is released ... the execjob_end hook will not execute on the host",
@@ -1379,7 +1375,7 @@ def test_released_host_cleanup_runs_epilogue_and_end_hooks(pbs, cluster, roles, 
     )
     assert pbs.jobs.status(job_id)["job_state"] == "R"
     # the primary and the other sister keep the job: no end hook there yet
-    LogReader(cluster.hosts[roles.multi], home, "mom").absent("ramp_down hook rd_end", since)
+    mom_log(cluster, roles.multi).absent("ramp_down hook rd_end", since)
 
 
 # --- suspend/resume, reservations (RD-1) ---------------------------------------------------------------
@@ -1477,7 +1473,7 @@ def test_release_vnodes_of_several_hosts_in_one_call(pbs, cluster, roles, reques
         cluster, roles, job_id, assigned.only({v for v in vnodes if v.split("[")[0] in freed_hosts}), since
     )
     if roles.multi not in freed_hosts:
-        LogReader(cluster.hosts[roles.multi], str(cluster.pbs_home), "mom").absent(f"Job;{job_id};DELETE_JOB2", since)
+        mom_log(cluster, roles.multi).absent(f"Job;{job_id};DELETE_JOB2", since)
         assert {pbs.nodes.status(v)["state"] for v in vnodes if v != roles.plain} == {"job-busy"}
     _u, c = accounting(pbs).wait_for(job_id, "uc", 2, since, timeout=30)
     assert Assignment.of(c.fields["exec_vnode"]) == assigned.without(set(vnodes))
@@ -1525,9 +1521,8 @@ def test_release_a_shared_host_from_one_job_only(pbs, cluster, roles) -> None:
     assert res.ok, res.stderr
 
     assert_job_matches(pbs.jobs.status(first), Assignment.of(first_before["exec_vnode"]).without({roles.plain}))
-    home = str(cluster.pbs_home)
-    plain_log = LogReader(cluster.hosts[roles.plain], home, "mom")
-    ms_log = LogReader(cluster.hosts[roles.primary], home, "mom")
+    plain_log = mom_log(cluster, roles.plain)
+    ms_log = mom_log(cluster, roles.primary)
     plain_log.expect(f"Job;{re.escape(first)};DELETE_JOB2 received", since, 30)
     ms_log.expect(rf"Job;{re.escape(first)};{roles.plain} cput=\d\d:\d\d:\d\d mem=\d+kb$", since, 30)
     wait_until(

@@ -26,7 +26,7 @@ from datetime import datetime, timedelta
 import pytest
 
 from pbs_harness import baseline, defect_retry
-from pbs_harness.evidence.logs import LogReader
+from pbs_harness.evidence.logs import mom_log, server_log
 from pbs_harness.faults.hookbodies import failing_hook_body
 from pbs_harness.pbs.parsers import size_kb, vnodes_of
 from pbs_harness.waits import WaitTimeout, wait_until
@@ -189,7 +189,7 @@ def test_timer_options_are_logged_when_the_mom_reads_its_config(pbs, cluster, ne
         since = datetime.now() - timedelta(seconds=1)
         nemesis.heal(fault)  # starts pbs_mom again
         pbs.nodes.wait_state([host], "free", timeout=60)
-    mom = LogReader(cluster.hosts[host], str(cluster.pbs_home), "mom")
+    mom = mom_log(cluster, host)
     for name, value in (("sister_join_job_alarm", "11"), ("job_launch_delay", "13")):
         line = mom.expect(f";{name};{value}$", since, timeout=30)
         # PBSEVENT_SYSTEM, as the spec says; the "object" field is the option's name.
@@ -687,8 +687,7 @@ def test_launch_hook_sets_execution_time_run_count_and_resources_used(pbs, clust
     at = re.search(r"Execution_Time=(.*) run_count=", line.message)[1]
     if rerun:
         job = pbs.jobs.wait(job_id, job_state="W", substate=30, timeout=60)
-        server_log = LogReader(cluster.server, str(cluster.pbs_home), "server")
-        server_log.expect(f"Job;{job_id};hook rejected request, requiring job to be rerun", kit.since, 10)
+        server_log(cluster).expect(f"Job;{job_id};hook rejected request, requiring job to be rerun", kit.since, 10)
     else:
         job = pbs.jobs.wait(job_id, job_state="R", substate=RUNNING, timeout=60)
         assert job["resources_used"]["cput"] == "00:10:00", job["resources_used"]
