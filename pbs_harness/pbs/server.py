@@ -7,7 +7,7 @@ from typing import Any
 
 from pbs_harness.pbs.base import PbsCommands, qmgr_value
 from pbs_harness.pbs.nodes import Nodes, nodes_up
-from pbs_harness.transport import CommandResult
+from pbs_harness.transport import CommandError, CommandResult
 from pbs_harness.waits import wait_until
 
 
@@ -75,12 +75,14 @@ class Server(PbsCommands):
     ) -> dict[str, dict[str, Any]]:
         """`stop(shutdown=...)`, `start()`, then wait up to `timeout` s until every vnode reported
         again (none down or state-unknown: the moms report a few seconds after the start); returns
-        the vnodes. qterm's result is not checked: a server that is not running is just started.
+        the vnodes. A refused qterm (e.g. no server running) raises CommandError.
 
         schedule=True then sets scheduling=True (checked) to start a cycle: the one pbs_server
         runs at its start came before the moms reported and found no nodes.
         """
-        self.stop(shutdown=shutdown)
+        stopped = self.stop(shutdown=shutdown)
+        if not stopped.ok:
+            raise CommandError(stopped)
         self.start()
         nodes = wait_until(
             Nodes(self.cluster, self.host).all,

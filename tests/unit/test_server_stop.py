@@ -11,7 +11,7 @@ import pytest
 
 from pbs_harness.pbs.nodes import nodes_up
 from pbs_harness.pbs.server import Server
-from pbs_harness.transport import CommandResult
+from pbs_harness.transport import CommandError, CommandResult
 from pbs_harness.waits import WaitTimeout
 
 
@@ -97,10 +97,11 @@ def test_restart_immediate_then_a_scheduling_cycle() -> None:
     assert host.log[-1] == "/opt/pbs/bin/qmgr -c 'set server scheduling=True'"
 
 
-def test_restart_starts_a_server_that_was_not_running() -> None:
+def test_restart_stops_at_a_refused_qterm() -> None:
     host = RestartHost(pbsnodes=[UP], qterm_rc=1)
-    Server(FakeCluster(host, host), host).restart(timeout=10)  # type: ignore[arg-type]
-    assert host.log[:2] == ["/opt/pbs/bin/qterm -t quick", "/opt/pbs/sbin/pbs_server"]  # no wait for an exit
+    with pytest.raises(CommandError, match="no server"):
+        Server(FakeCluster(host, host), host).restart(timeout=10)  # type: ignore[arg-type]
+    assert host.log == ["/opt/pbs/bin/qterm -t quick"]  # nothing started
 
 
 def test_restart_times_out_while_a_vnode_stays_down() -> None:
