@@ -21,7 +21,7 @@ from pbs_harness.pbs.client import Pbs
 from pbs_harness.pbs.nodes import states
 from pbs_harness.pbs.parsers import parse_exec_vnode
 from pbs_harness.pbs.substates import RUNNING, SCHED_SUSPENDED, SUSPENDED  # noqa: F401 - the suite's names
-from pbs_harness.transport import CommandError, CommandResult
+from pbs_harness.transport import CommandResult
 from pbs_harness.waits import wait_until
 from ptl_tests import jobscripts
 
@@ -41,10 +41,6 @@ def maintenance_jobs(node: Mapping[str, Any]) -> list[str]:
     """The node's maintenance_jobs as a list ([] when the attribute is not shown)."""
     value = node.get("maintenance_jobs")
     return [v.strip() for v in str(value).split(",") if v.strip()] if value else []
-
-
-def vnodes_of(exec_vnode: str) -> list[str]:
-    return [sl.vnode for chunk in parse_exec_vnode(exec_vnode) for sl in chunk]
 
 
 @dataclass(frozen=True)
@@ -102,18 +98,6 @@ def wait_nodes(
         timeout=timeout,
         describe=f"vnodes (state, maintenance_jobs) = {described}",
     )
-
-
-def nodes_up(nodes: Mapping[str, Mapping[str, Any]]) -> bool:
-    """No vnode is down or in state-unknown (after a server start, before the moms report)."""
-    return bool(nodes) and not any(states(n) & {"down", "state-unknown"} for n in nodes.values())
-
-
-def restart_server(pbs: Pbs, timeout: float = 90) -> dict[str, dict[str, Any]]:
-    """qterm -t quick, start pbs_server, and wait until every mom has reported again."""
-    pbs.server.stop()
-    pbs.server.start()
-    return wait_until(pbs.nodes.all, nodes_up, timeout=timeout, describe="every vnode reported after the restart")
 
 
 def qmgr_on_a_terminal(cluster: Cluster, directive: str, user: str | None = None) -> CommandResult:
@@ -207,10 +191,7 @@ class Kit:
     def admin(self, job_id: str, signal: str, user: str | None = None) -> CommandResult:
         """qsig that must succeed (admin-suspend, admin-resume, suspend, resume)."""
         __tracebackhide__ = True
-        res = self.qsig(job_id, signal, user)
-        if not res.ok:
-            raise CommandError(res)
-        return res
+        return self.pbs.jobs.signal(job_id, signal, user=user, check=True)
 
     def purge(self, job_id: str) -> None:
         """Delete the job (and its subjobs), then remove it from the job history."""

@@ -33,14 +33,13 @@ import pytest
 from pbs_harness import defect_retry
 from pbs_harness.cluster import Cluster
 from pbs_harness.evidence.accounting import AccountingReader
-from pbs_harness.evidence.logs import LogReader
+from pbs_harness.evidence.logs import LogReader, mom_log, server_log
 from pbs_harness.faults.hookbodies import failing_hook_body
 from pbs_harness.pbs.client import Pbs
 from pbs_harness.pbs.moms import edit_config
 from pbs_harness.pbs.parsers import parse_exec_host, parse_exec_vnode, parse_select, size_kb
 from pbs_harness.pbs.substates import PRERUN, RUNNING  # noqa: F401 - the suite's names
 from pbs_harness.topology import Topology
-from pbs_harness.transport import CommandError
 from pbs_harness.waits import wait_until
 
 
@@ -221,7 +220,7 @@ def set_short_alarms(pbs: Pbs, cluster: Cluster, primary: str, seconds: int = SH
     for key in (JOIN_ALARM, LAUNCH_DELAY):
         config = edit_config(config, key, str(seconds))
     since = pbs.mom_config.write(host, config) - timedelta(seconds=1)
-    mom = LogReader(host, str(cluster.pbs_home), "mom")
+    mom = mom_log(cluster, primary)
     for key in ("sister_join_job_alarm", "job_launch_delay"):
         mom.expect(f";{key};{seconds}$", since, timeout=20)
     return since
@@ -367,9 +366,7 @@ def set_node_order(pbs: Pbs, hosts: Sequence[str]) -> None:
     scheduler fills them in that order (sched_config: node_sort_key "sort_priority HIGH") whatever
     order the server lists its nodes in (a node re-created by another suite moves to the end)."""
     for rank, host in enumerate(hosts):
-        res = pbs.server.set({"Priority": 60 - 10 * rank}, obj="node", name=host)
-        if not res.ok:
-            raise CommandError(res)
+        pbs.server.set({"Priority": 60 - 10 * rank}, obj="node", name=host, check=True)
 
 
 def clear_node_order(pbs: Pbs, hosts: Sequence[str]) -> None:
@@ -417,13 +414,12 @@ class Kit:
         cluster.client.check(["mkdir", "-p", self.dir], user=self.user)
         self.since = datetime.now() - timedelta(seconds=1)
         self.count = 0
-        home = str(cluster.pbs_home)
-        self.mom = LogReader(cluster.hosts[self.primary], home, "mom")
-        self.server_log = LogReader(cluster.server, home, "server")
-        self.accounting = AccountingReader(cluster.server, home)
+        self.mom = mom_log(cluster, self.primary)
+        self.server_log = server_log(cluster)
+        self.accounting = AccountingReader(cluster.server, str(cluster.pbs_home))
 
     def mom_of(self, host: str) -> LogReader:
-        return LogReader(self.cluster.hosts[host], str(self.cluster.pbs_home), "mom")
+        return mom_log(self.cluster, host)
 
     def report_path(self, name: str) -> str:
         return f"{self.dir}/{name}.report"

@@ -21,14 +21,13 @@ from typing import Any
 
 from pbs_harness.cluster import Cluster
 from pbs_harness.evidence.accounting import AccountingReader, AccountingRecord
-from pbs_harness.evidence.logs import LogReader
+from pbs_harness.evidence.logs import server_log
 from pbs_harness.faults import Fault, Nemesis
 from pbs_harness.pbs.client import Pbs
-from pbs_harness.pbs.parsers import parse_exec_vnode
+from pbs_harness.pbs.parsers import parse_exec_vnode, vnodes_of
 from pbs_harness.pbs.resv import rstat_epoch, rsub_time
 from pbs_harness.pbs.substates import RUNNING as JOB_RUNNING
 from pbs_harness.topology import Topology
-from pbs_harness.transport import CommandError
 from pbs_harness.waits import wait_until
 
 SLEEP = 900  # seconds: longer than any test; jobs are deleted by the baseline restore
@@ -42,10 +41,6 @@ SUB_CONFIRMED, SUB_RUNNING, SUB_DEGRADED, SUB_IN_CONFLICT = "2", "5", "10", "12"
 # connection at once; a partition is only noticed when TPP's TCP keepalive (30 s idle + 3 probes
 # 10 s apart, src/lib/Libtpp/tpp_util.c) or its 60 s TCP_USER_TIMEOUT gives up on the link.
 DETECTION = {"offline": 10, "maintenance": 10, "kill_mom": 20, "crash_host": 20, "partition": 120}
-
-
-def vnodes_of(exec_vnode: str) -> list[str]:
-    return [sl.vnode for chunk in parse_exec_vnode(exec_vnode) for sl in chunk]
 
 
 def chunk_vnodes(exec_vnode: str) -> list[list[str]]:
@@ -63,9 +58,7 @@ class Steer:
     def prefer(self, *vnodes: str, top: int = 100) -> None:
         """Give the vnodes descending priorities starting at `top` (higher = chosen first)."""
         for rank, vnode in enumerate(vnodes):
-            res = self.pbs.server.set({"priority": top - rank}, obj="node", name=vnode)
-            if not res.ok:
-                raise CommandError(res)
+            self.pbs.server.set({"priority": top - rank}, obj="node", name=vnode, check=True)
             self.touched.add(vnode)
 
     def restore(self) -> None:
@@ -123,14 +116,6 @@ def job_in(pbs: Pbs, resv: Resv, select: str, *, user: str) -> tuple[str, str]:
     """A sleep of `user` in the reservation's queue, waited until it runs; returns (job id, exec_vnode)."""
     job_id = pbs.jobs.submit(user=user, select=select, args=["-q", resv.queue], command=["/bin/sleep", str(SLEEP)])
     return job_id, pbs.jobs.wait(job_id, job_state="R", substate=JOB_RUNNING, timeout=60)["exec_vnode"]
-
-
-def server_log(cluster: Cluster) -> LogReader:
-    return LogReader(cluster.server, str(cluster.pbs_home), "server")
-
-
-def sched_log(cluster: Cluster) -> LogReader:
-    return LogReader(cluster.server, str(cluster.pbs_home), "sched")
 
 
 def accounting(cluster: Cluster) -> AccountingReader:
@@ -221,9 +206,7 @@ class Rv:
         """Offline vnodes with qmgr (`pbsnodes -o` answers "Unknown node" for `host[N]` vnodes);
         `restore` takes the offline bit away again, for those the baseline restore cannot."""
         for vnode in vnodes:
-            res = self.pbs.server.qmgr(f"set node {vnode} state=offline")
-            if not res.ok:
-                raise CommandError(res)
+            self.pbs.server.qmgr(f"set node {vnode} state=offline", check=True)
             self.offlined.append(vnode)
 
     def restore(self) -> None:
@@ -245,9 +228,7 @@ class Rv:
         elif how == "maintenance":
             assert job_id, "maintenance needs a job to admin-suspend"
             self.admin_suspended.append(job_id)
-            res = self.pbs.jobs.signal(job_id, "admin-suspend")
-            if not res.ok:
-                raise CommandError(res)
+            self.pbs.jobs.signal(job_id, "admin-suspend", check=True)
         elif how in ("kill_mom", "crash_host", "partition"):
             return getattr(self.nemesis, how)(vnode)
         else:

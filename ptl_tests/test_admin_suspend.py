@@ -20,9 +20,10 @@ from datetime import datetime, timedelta
 import pytest
 
 from pbs_harness.evidence.accounting import AccountingReader
-from pbs_harness.evidence.logs import LogReader
+from pbs_harness.evidence.logs import mom_log, sched_log, server_log
 from pbs_harness.pbs.base import parse_json
 from pbs_harness.pbs.nodes import states
+from pbs_harness.pbs.parsers import vnodes_of
 from pbs_harness.plugin import call_failed
 from pbs_harness.waits import wait_until
 from ptl_tests import jobscripts
@@ -40,9 +41,7 @@ from ptl_tests.admin_suspend_helpers import (
     maintenance_jobs,
     proc_state,
     qmgr_on_a_terminal,
-    restart_server,
     terminal_lines,
-    vnodes_of,
     wait_nodes,
     wait_procs,
 )
@@ -84,18 +83,6 @@ def kit(request, pbs, cluster, topology):
         LEFT_DIRS.append(k.dir)
     else:
         k.cleanup()
-
-
-def server_log(cluster) -> LogReader:
-    return LogReader(cluster.server, str(cluster.pbs_home), "server")
-
-
-def sched_log(cluster) -> LogReader:
-    return LogReader(cluster.server, str(cluster.pbs_home), "sched")
-
-
-def mom_log(cluster, host: str) -> LogReader:
-    return LogReader(cluster.hosts[host], str(cluster.pbs_home), "mom")
 
 
 def accounting(cluster) -> AccountingReader:
@@ -574,7 +561,7 @@ def test_a_server_restart_keeps_maintenance_and_maintenance_jobs(kit, pbs, clust
     wait_nodes(pbs, {host: (MAINT, [job.job_id])})
     purge_left_behind(kit)
 
-    restart_server(pbs)
+    pbs.server.restart()
 
     wait_nodes(pbs, {host: (MAINT, [job.job_id])})
     pbs.jobs.wait(job.job_id, job_state="S", substate=SUSPENDED, timeout=10)
@@ -602,7 +589,7 @@ def test_admin_suspended_subjobs_stay_suspended_across_a_server_restart(kit, pbs
     wait_nodes(pbs, {host: (MAINT, subjobs)})
     purge_left_behind(kit)
 
-    restart_server(pbs)
+    pbs.server.restart()
 
     # Spec: "Sub jobs are requeued upon server restart. Any node which only had admin-suspended
     # subjobs will return to the free state after a server restart." 23.06.06 recovers subjobs
@@ -653,7 +640,7 @@ def test_a_server_restart_after_the_last_admin_resume_keeps_the_node_out_of_main
     wait_nodes(pbs, {host: (FREE, [])})
     purge_left_behind(kit)
     try:
-        nodes = restart_server(pbs)
+        nodes = pbs.server.restart()
         seen = (states(nodes[host]), maintenance_jobs(nodes[host]))
         if seen == (MAINT, [job]):
             evidence = (

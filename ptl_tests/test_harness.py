@@ -15,7 +15,7 @@ import pytest
 
 from pbs_harness import baseline as baseline_mod
 from pbs_harness import shell
-from pbs_harness.evidence.logs import LogReader
+from pbs_harness.evidence.logs import mom_log
 from pbs_harness.faults.ssh import DaemonKill, DaemonPause, SshPartition
 from pbs_harness.localcluster import hostproc, network, provider
 from pbs_harness.localcluster.spec import HostSpec
@@ -226,9 +226,7 @@ def test_reject_hook_fails_the_start_on_the_chosen_sister_until_healed(cluster, 
         place="scatter",
         command=["/bin/sleep", "60"],
     )
-    LogReader(cluster.hosts[target], str(cluster.pbs_home), "mom").expect(
-        f"pbs-harness fault hook: reject on {target}", since, timeout=60
-    )
+    mom_log(cluster, target).expect(f"pbs-harness fault hook: reject on {target}", since, timeout=60)
     # Held back by the fault: the job exists and has not reached running (42).
     held = pbs.jobs.status(job_id)
     assert held, f"job {job_id} is unknown to the server"

@@ -23,9 +23,9 @@ from datetime import datetime, timedelta
 import pytest
 
 from pbs_harness.evidence.accounting import AccountingReader, walltime_seconds
-from pbs_harness.evidence.logs import LogReader
+from pbs_harness.evidence.logs import mom_log, server_log
 from pbs_harness.pbs.interactive import InteractiveJob
-from pbs_harness.pbs.parsers import VnodeSlice, parse_exec_host, parse_exec_vnode, parse_select, size_kb
+from pbs_harness.pbs.parsers import VnodeSlice, parse_exec_host, parse_exec_vnode, parse_select, size_kb, vnodes_of
 from pbs_harness.pbs.substates import RUNNING
 from pbs_harness.waits import WaitTimeout, wait_until
 from ptl_tests import jobscripts
@@ -262,9 +262,8 @@ def test_release_whole_sister_host(pbs, cluster, roles, running_job) -> None:
     )
     assert task_pids(cluster, roles.owner, roles.multi)
     assert task_pids(cluster, roles.owner, roles.primary)
-    home = str(cluster.pbs_home)
     released_vnode_logs(cluster, roles, job_id, Assignment.of(before["exec_vnode"]).only({roles.plain}), since)
-    LogReader(cluster.hosts[roles.multi], home, "mom").absent(f"Job;{job_id};DELETE_JOB2 received", since)
+    mom_log(cluster, roles.multi).absent(f"Job;{job_id};DELETE_JOB2 received", since)
     # 'u' closes the phase with the old assignment and its usage; 'c' opens the next one.
     u, c = accounting(pbs).wait_for(job_id, "uc", 2, since, timeout=30)
     assert (u.type, c.type) == ("u", "c")
@@ -326,11 +325,10 @@ def test_release_part_of_a_superchunk_keeps_the_host(
     # PTL observes the released vnode staying job-busy until the host's last vnode goes.
     assert pbs.nodes.status(vnode)["state"] == "job-busy"
     assert task_pids(cluster, roles.owner, roles.multi)
-    home = str(cluster.pbs_home)
-    LogReader(cluster.hosts[roles.multi], home, "mom").absent(f"Job;{job_id};DELETE_JOB2", since)
+    mom_log(cluster, roles.multi).absent(f"Job;{job_id};DELETE_JOB2", since)
     # no final usage from the host and no deallocation yet: the job still holds the vnode
-    LogReader(cluster.hosts[roles.primary], home, "mom").absent(rf"Job;{re.escape(job_id)};{roles.multi} cput=", since)
-    LogReader(cluster.server, home, "server").absent(f"clearing job {re.escape(job_id)} from node", since)
+    mom_log(cluster, roles.primary).absent(rf"Job;{re.escape(job_id)};{roles.multi} cput=", since)
+    server_log(cluster).absent(f"clearing job {re.escape(job_id)} from node", since)
     u, c = accounting(pbs).wait_for(job_id, "uc", 2, since, timeout=30)
     assert u.fields["exec_vnode"] == before["exec_vnode"]
     assert Assignment.of(c.fields["exec_vnode"]) == assigned.without({vnode})
@@ -345,11 +343,10 @@ def test_successive_releases_free_the_host_with_its_last_vnode(pbs, cluster, rol
     assigned = Assignment.of(before["exec_vnode"])
     multi_vnodes = sorted(s.vnode for c in assigned.chunks for s in c if s.host == roles.multi)
     first, rest = multi_vnodes[:1], multi_vnodes[1:]
-    home = str(cluster.pbs_home)
-    mom_log = LogReader(cluster.hosts[roles.multi], home, "mom")
+    multi_log = mom_log(cluster, roles.multi)
 
     assert pbs.jobs.release_nodes(job_id, first, user=roles.owner).ok
-    mom_log.absent(f"Job;{job_id};DELETE_JOB2", since)
+    multi_log.absent(f"Job;{job_id};DELETE_JOB2", since)
     assert task_pids(cluster, roles.owner, roles.multi)
 
     assert pbs.jobs.release_nodes(job_id, rest, user=roles.owner).ok
@@ -425,7 +422,7 @@ def test_released_sisters_usage_stays_in_the_jobs_totals(pbs, cluster, roles, co
     )
     shown_cput = walltime_seconds(tallied["resources_used"]["cput"])
     assert pbs.jobs.release_nodes(job_id, [roles.plain], user=roles.owner).ok
-    ms_log = LogReader(cluster.hosts[roles.primary], str(cluster.pbs_home), "mom")
+    ms_log = mom_log(cluster, roles.primary)
     line = ms_log.expect(rf"Job;{re.escape(job_id)};{roles.plain} cput=\d\d:\d\d:\d\d mem=\d+kb$", since, 30)
     sister_cput = walltime_seconds(re.search(r"cput=(\S+)", line.message)[1])
     assert sister_cput >= 1, line.raw  # it burned a cpu for BURN seconds
@@ -641,17 +638,16 @@ def released_vnode_logs(cluster, roles: Roles, job_id: str, released: Assignment
     and "deallocating N cpu(s) from job J" (object: the mom host), the sister's DELETE_JOB2, and
     the primary mom's "<host> cput=... mem=...kb" with the sister's final usage."""
     __tracebackhide__ = True
-    home = str(cluster.pbs_home)
-    server_log = LogReader(cluster.server, home, "server")
-    ms_log = LogReader(cluster.hosts[roles.primary], home, "mom")
+    srv_log = server_log(cluster)
+    ms_log = mom_log(cluster, roles.primary)
     jid = re.escape(job_id)
     for host in released.hosts():
         vnodes = [s for chunk in released.chunks for s in chunk if s.host == host]
         for s in vnodes:
-            server_log.expect(rf";Node;{re.escape(host)};clearing job {jid} from node {re.escape(s.vnode)}$", since, 30)
+            srv_log.expect(rf";Node;{re.escape(host)};clearing job {jid} from node {re.escape(s.vnode)}$", since, 30)
         cpus = sum(int(s.resources.get("ncpus", 0)) for s in vnodes)
-        server_log.expect(rf";Node;{re.escape(host)};deallocating {cpus} cpu\(s\) from job {jid}$", since, 30)
-        LogReader(cluster.hosts[host], home, "mom").expect(f"Job;{jid};DELETE_JOB2 received", since, 30)
+        srv_log.expect(rf";Node;{re.escape(host)};deallocating {cpus} cpu\(s\) from job {jid}$", since, 30)
+        mom_log(cluster, host).expect(f"Job;{jid};DELETE_JOB2 received", since, 30)
         ms_log.expect(rf"Job;{jid};{re.escape(host)} cput=\d\d:\d\d:\d\d mem=\d+kb$", since, 30)
 
 
@@ -706,7 +702,7 @@ def test_release_nodes_on_stageout(pbs, cluster, roles, blocked_stageout, way: S
         assert {v: pbs.nodes.status(v)["state"] for v in sister_vnodes} == dict.fromkeys(sister_vnodes, "job-busy")
         assert records.of(job_id, "uc", since) == []
         for host in sisters.hosts():
-            LogReader(cluster.hosts[host], str(cluster.pbs_home), "mom").absent(f"Job;{job_id};DELETE_JOB2", since)
+            mom_log(cluster, host).absent(f"Job;{job_id};DELETE_JOB2", since)
 
     assert blocked_stageout.drain() == blocked_stageout.payload
     pbs.jobs.wait(job_id, job_state="F", timeout=60)
@@ -916,7 +912,7 @@ def test_keep_select_takes_part_of_a_superchunk(pbs, cluster, roles, conformance
     # the plain host leaves the job; the multi-vnode host keeps it (its task lives, no DELETE_JOB2)
     released_vnode_logs(cluster, roles, job_id, assigned.only({roles.plain}), since)
     pbs.nodes.wait_state([roles.plain], "free", timeout=30)
-    LogReader(cluster.hosts[roles.multi], str(cluster.pbs_home), "mom").absent(f"Job;{job_id};DELETE_JOB2", since)
+    mom_log(cluster, roles.multi).absent(f"Job;{job_id};DELETE_JOB2", since)
     assert task_pids(cluster, roles.owner, roles.multi)
     u, c = accounting(pbs).wait_for(job_id, "uc", 2, since, timeout=30)
     assert u.fields["exec_vnode"] == before["exec_vnode"]
@@ -1129,10 +1125,6 @@ HIDDEN = (
 )  # fmt: skip
 
 
-def vnodes_of(exec_vnode: str) -> set[str]:
-    return Assignment.of(exec_vnode).vnodes()
-
-
 @pytest.mark.spec("RD-7")
 @pytest.mark.guards("RD-7")
 def test_show_hidden_attribs_exposes_the_phases(pbs, cluster, roles, running_job, conformance) -> None:
@@ -1173,7 +1165,7 @@ def test_show_hidden_attribs_exposes_the_phases(pbs, cluster, roles, running_job
         evidence=f"hidden attributes in qstat -f: {shown}",
     )
     # deallocated: released vnodes the job still holds (the partially released host's vnode)
-    assert vnodes_of(job["exec_vnode_deallocated"]) == {held}, job["exec_vnode_deallocated"]
+    assert set(vnodes_of(job["exec_vnode_deallocated"])) == {held}, job["exec_vnode_deallocated"]
     records = accounting(pbs).wait_for(job_id, "uc", 4, since, timeout=30)
     assert records[2].fields["exec_vnode"] == job["exec_vnode_acct"]
 
@@ -1190,14 +1182,14 @@ def test_stopped_sister_is_cleaned_when_it_continues(pbs, cluster, roles, nemesi
     res = pbs.jobs.release_nodes(job_id, [roles.plain], user=roles.owner)
     assert res.ok, res.stderr
     assert_job_matches(pbs.jobs.status(job_id), Assignment.of(before["exec_vnode"]).without({roles.plain}))
-    mom_log = LogReader(cluster.hosts[roles.plain], str(cluster.pbs_home), "mom")
+    plain_log = mom_log(cluster, roles.plain)
     assert task_pids(cluster, roles.owner, roles.plain), "the stopped mom cannot have killed the task"
     assert pbs.nodes.status(roles.plain)["state"] != "free"
-    mom_log.absent(f"Job;{job_id};DELETE_JOB2", since)
+    plain_log.absent(f"Job;{job_id};DELETE_JOB2", since)
 
     continued = datetime.now()
     nemesis.heal(fault)
-    line = mom_log.expect(f"Job;{job_id};DELETE_JOB2 received", since, timeout=30)
+    line = plain_log.expect(f"Job;{job_id};DELETE_JOB2 received", since, timeout=30)
     assert line.time >= continued.replace(microsecond=0)
     pbs.nodes.wait_state([roles.plain], "free", timeout=30)
     wait_until(
@@ -1243,17 +1235,6 @@ def test_rerun_after_a_release_uses_the_original_request(
     assert_original_request(again, before, roles)
 
 
-def stop_server_immediately(pbs, cluster) -> None:
-    """qterm -t immediate: running jobs are killed (rerunnable ones requeued), then the daemon exits."""
-    assert pbs.jobs.run("qterm", "-t", "immediate").ok
-    wait_until(
-        lambda: cluster.server.run(["pgrep", "-x", "pbs_server.bin"]).ok,
-        lambda running: not running,
-        timeout=60,
-        describe="pbs_server.bin exited after qterm -t immediate",
-    )
-
-
 def purge_history(pbs) -> None:
     """Remove every finished job from the job history. OpenPBS 23.06.06 keeps a node's emptied
     maintenance_jobs in its database (see docs/suites/admin_suspend.md) and, at the next server
@@ -1262,24 +1243,6 @@ def purge_history(pbs) -> None:
     finished = [j for j, job in pbs.jobs.all(history=True).items() if job.get("job_state") == "F"]
     for start in range(0, len(finished), 50):
         pbs.jobs.forget(*finished[start : start + 50])
-
-
-def restart_server(pbs, cluster, shutdown: str) -> None:
-    """Stop the server (qterm -t quick or immediate), start it, wait until every vnode reported, and
-    start a scheduling cycle: one run at server start, before the moms reported, finds no nodes."""
-    purge_history(pbs)
-    if shutdown == "quick":
-        pbs.server.stop()
-    else:
-        stop_server_immediately(pbs, cluster)
-    pbs.server.start()
-    wait_until(
-        pbs.nodes.all,
-        lambda nodes: not any({"down", "state-unknown"} & set(n["state"].split(",")) for n in nodes.values()),
-        timeout=60,
-        describe="every vnode reported after the server start",
-    )
-    assert pbs.server.set({"scheduling": True}).ok
 
 
 class ReleasedHostReassigned(AssertionError):
@@ -1314,7 +1277,8 @@ def test_server_restart_after_a_release(pbs, cluster, roles, running_job, shutdo
     assert pbs.jobs.release_nodes(job_id, [roles.plain], user=roles.owner).ok
     pruned = pbs.jobs.status(job_id)
     pbs.nodes.wait_state([roles.plain], "free", timeout=30)
-    restart_server(pbs, cluster, shutdown)
+    purge_history(pbs)
+    pbs.server.restart(shutdown, timeout=60, schedule=True)
     if shutdown == "immediate":
         assert_original_request(wait_rerun(pbs, job_id, 2, timeout=60), before, roles)
         return
@@ -1335,16 +1299,17 @@ def test_server_restart_after_a_release(pbs, cluster, roles, running_job, shutdo
                 ) from None
             raise
     finally:
-        clear_stale_assignment(pbs, cluster, job_id)
+        clear_stale_assignment(pbs, job_id)
 
 
-def clear_stale_assignment(pbs, cluster, job_id: str) -> None:
+def clear_stale_assignment(pbs, job_id: str) -> None:
     """The wrongly re-assigned host keeps resources_assigned after the job ends (the scheduler then
     finds no room on it: "Insufficient amount of resource: host"); baseline checks do not compare
     resources_assigned, so end the job and restart the server once more, which recounts it."""
     pbs.jobs.delete(job_id, force=True)
     pbs.jobs.wait_gone(job_id, timeout=60)
-    restart_server(pbs, cluster, "quick")
+    purge_history(pbs)
+    pbs.server.restart("quick", timeout=60, schedule=True)
     wait_until(
         pbs.nodes.all,
         lambda nodes: not any((n.get("resources_assigned") or {}).get("ncpus") for n in nodes.values()),
@@ -1396,12 +1361,12 @@ def test_released_host_cleanup_runs_epilogue_and_end_hooks(pbs, cluster, roles, 
     assert any("/mom_priv/jobs/" in p for p in present), present
 
     assert pbs.jobs.release_nodes(job_id, [roles.plain], user=roles.owner).ok
-    mom_log = LogReader(host, home, "mom")
-    mom_log.expect(f"Job;{job_id};DELETE_JOB2 received", since, timeout=30)
-    mom_log.expect(f"ramp_down hook rd_epilogue on {roles.plain}", since, timeout=30)
+    plain_log = mom_log(cluster, roles.plain)
+    plain_log.expect(f"Job;{job_id};DELETE_JOB2 received", since, timeout=30)
+    plain_log.expect(f"ramp_down hook rd_epilogue on {roles.plain}", since, timeout=30)
     pbs.nodes.wait_state([roles.plain], "free", timeout=30)
     wait_until(job_files, lambda p: not p, timeout=30, describe="job files and TMPDIR gone")
-    end_line = mom_log.expect(f"ramp_down hook rd_end on {roles.plain}", since, timeout=30)
+    end_line = plain_log.expect(f"ramp_down hook rd_end on {roles.plain}", since, timeout=30)
     conformance.difference(
         "RD-1",
         spec_says="when every vnode of a host is released ... the execjob_end hook will not execute on the host",
@@ -1410,7 +1375,7 @@ def test_released_host_cleanup_runs_epilogue_and_end_hooks(pbs, cluster, roles, 
     )
     assert pbs.jobs.status(job_id)["job_state"] == "R"
     # the primary and the other sister keep the job: no end hook there yet
-    LogReader(cluster.hosts[roles.multi], home, "mom").absent("ramp_down hook rd_end", since)
+    mom_log(cluster, roles.multi).absent("ramp_down hook rd_end", since)
 
 
 # --- suspend/resume, reservations (RD-1) ---------------------------------------------------------------
@@ -1508,7 +1473,7 @@ def test_release_vnodes_of_several_hosts_in_one_call(pbs, cluster, roles, reques
         cluster, roles, job_id, assigned.only({v for v in vnodes if v.split("[")[0] in freed_hosts}), since
     )
     if roles.multi not in freed_hosts:
-        LogReader(cluster.hosts[roles.multi], str(cluster.pbs_home), "mom").absent(f"Job;{job_id};DELETE_JOB2", since)
+        mom_log(cluster, roles.multi).absent(f"Job;{job_id};DELETE_JOB2", since)
         assert {pbs.nodes.status(v)["state"] for v in vnodes if v != roles.plain} == {"job-busy"}
     _u, c = accounting(pbs).wait_for(job_id, "uc", 2, since, timeout=30)
     assert Assignment.of(c.fields["exec_vnode"]) == assigned.without(set(vnodes))
@@ -1556,9 +1521,8 @@ def test_release_a_shared_host_from_one_job_only(pbs, cluster, roles) -> None:
     assert res.ok, res.stderr
 
     assert_job_matches(pbs.jobs.status(first), Assignment.of(first_before["exec_vnode"]).without({roles.plain}))
-    home = str(cluster.pbs_home)
-    plain_log = LogReader(cluster.hosts[roles.plain], home, "mom")
-    ms_log = LogReader(cluster.hosts[roles.primary], home, "mom")
+    plain_log = mom_log(cluster, roles.plain)
+    ms_log = mom_log(cluster, roles.primary)
     plain_log.expect(f"Job;{re.escape(first)};DELETE_JOB2 received", since, 30)
     ms_log.expect(rf"Job;{re.escape(first)};{roles.plain} cput=\d\d:\d\d:\d\d mem=\d+kb$", since, 30)
     wait_until(

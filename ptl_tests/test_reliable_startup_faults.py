@@ -26,11 +26,10 @@ from datetime import datetime, timedelta
 import pytest
 
 from pbs_harness import baseline, defect_retry
-from pbs_harness.evidence.logs import LogReader
+from pbs_harness.evidence.logs import mom_log, server_log
 from pbs_harness.faults.hookbodies import failing_hook_body
-from pbs_harness.pbs.parsers import size_kb
+from pbs_harness.pbs.parsers import size_kb, vnodes_of
 from pbs_harness.waits import WaitTimeout, wait_until
-from ptl_tests.admin_suspend_helpers import restart_server
 from ptl_tests.reliable_startup_helpers import (
     BADSTATE,
     IGNORING,
@@ -122,7 +121,7 @@ def chunk_hosts(pbs, roles) -> list[str]:
     server restart, which recomputes the assignments from the running jobs."""
     # The baseline restore repairs these after each test; this catches one left before the session.
     if baseline.phantom_assignments(pbs):
-        restart_server(pbs)
+        pbs.server.restart()
     phantoms = baseline.phantom_assignments(pbs)
     assert not phantoms, f"vnodes with assigned resources but no job: {phantoms}"
     nodes = pbs.nodes.all()
@@ -152,10 +151,6 @@ def install(pbs, cluster, hooks, faults=()) -> None:
         if str(attrs["event"]).startswith(MOM_EVENTS):
             bodies[f"{name}_{token}"] = body
     wait_mom_hooks(pbs, cluster, bodies)
-
-
-def vnodes_of_host(exec_vnode: str, host: str) -> list[str]:
-    return sorted({s.vnode for chunk in chunks_of(exec_vnode) for s in chunk if s.host == host})
 
 
 def listed(kit: Kit, tag: str, what: str) -> list[str]:
@@ -194,7 +189,7 @@ def test_timer_options_are_logged_when_the_mom_reads_its_config(pbs, cluster, ne
         since = datetime.now() - timedelta(seconds=1)
         nemesis.heal(fault)  # starts pbs_mom again
         pbs.nodes.wait_state([host], "free", timeout=60)
-    mom = LogReader(cluster.hosts[host], str(cluster.pbs_home), "mom")
+    mom = mom_log(cluster, host)
     for name, value in (("sister_join_job_alarm", "11"), ("job_launch_delay", "13")):
         line = mom.expect(f";{name};{value}$", since, timeout=30)
         # PBSEVENT_SYSTEM, as the spec says; the "object" field is the option's name.
@@ -257,9 +252,7 @@ def test_join_alarm_bounds_the_wait_for_a_silent_sister(pbs, cluster, nemesis, k
     keep = job["Resource_List"]["site"]
     assert_assignment(job, expected_prune(waiting["exec_vnode"], keep, [silent]), keep)
     # ... but the launch hook is not told: vnode_list_fail stays empty for a join that timed out.
-    assert listed(kit, "launch", "vnode_list") == sorted(
-        s.vnode for chunk in chunks_of(waiting["exec_vnode"]) for s in chunk
-    )
+    assert listed(kit, "launch", "vnode_list") == sorted(vnodes_of(waiting["exec_vnode"]))
     assert listed(kit, "launch", "vnode_list_fail") == []
     conformance.difference(
         "RJS-5",
@@ -386,8 +379,8 @@ def test_failed_begin_and_prologue_sisters_are_reported_and_offlined(
     for host, what in ((at_begin, "JOIN_JOB"), (at_prologue, "IM_EXEC_PROLOGUE")):
         kit.mom.expect(f"Job;{job_id};{START_ERROR.format(host=host, what=what)}", kit.since, timeout=10)
         kit.mom.expect(f"Job;{job_id};{IGNORING.format(host=host)}", kit.since, timeout=10)
-    assert listed(kit, "prolo", "vnode_list_fail") == vnodes_of_host(initial, at_begin)
-    failed_vnodes = vnodes_of_host(initial, at_begin) + vnodes_of_host(initial, at_prologue)
+    assert listed(kit, "prolo", "vnode_list_fail") == sorted(set(vnodes_of(initial, at_begin)))
+    failed_vnodes = sorted(set(vnodes_of(initial, at_begin))) + sorted(set(vnodes_of(initial, at_prologue)))
     fail_listed = listed(kit, "launch", "vnode_list_fail")
     if fail_listed != sorted(failed_vnodes):
         for host in (at_begin, at_prologue):
@@ -441,7 +434,7 @@ def test_sister_failing_during_its_prologue_is_waited_for_then_pruned(
     fail_listed = listed(kit, "launch", "vnode_list_fail")
     if not fail_listed:
         met_empty_fail_list(kit, request, job_id, sister, knew=re.escape(PROLOGUES_INCOMPLETE))
-    assert fail_listed == vnodes_of_host(waiting["exec_vnode"], sister)
+    assert fail_listed == sorted(set(vnodes_of(waiting["exec_vnode"], sister)))
 
 
 # Shipped strings (src/resmom/mom_comm.c): DEBUG3 lines of the primary, and the sister's PBSEVENT_JOB line.
@@ -694,8 +687,7 @@ def test_launch_hook_sets_execution_time_run_count_and_resources_used(pbs, clust
     at = re.search(r"Execution_Time=(.*) run_count=", line.message)[1]
     if rerun:
         job = pbs.jobs.wait(job_id, job_state="W", substate=30, timeout=60)
-        server_log = LogReader(cluster.server, str(cluster.pbs_home), "server")
-        server_log.expect(f"Job;{job_id};hook rejected request, requiring job to be rerun", kit.since, 10)
+        server_log(cluster).expect(f"Job;{job_id};hook rejected request, requiring job to be rerun", kit.since, 10)
     else:
         job = pbs.jobs.wait(job_id, job_state="R", substate=RUNNING, timeout=60)
         assert job["resources_used"]["cput"] == "00:10:00", job["resources_used"]

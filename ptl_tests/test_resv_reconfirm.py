@@ -21,7 +21,9 @@ from datetime import datetime
 
 import pytest
 
+from pbs_harness.evidence.logs import sched_log, server_log
 from pbs_harness.pbs.base import parse_json
+from pbs_harness.pbs.parsers import vnodes_of
 from pbs_harness.pbs.resv import rstat_epoch, rsub_time
 from pbs_harness.waits import WaitTimeout, wait_until
 from ptl_tests.resv_reconfirm_helpers import (
@@ -42,10 +44,7 @@ from ptl_tests.resv_reconfirm_helpers import (
     job_in,
     retry_epoch,
     retry_line,
-    sched_log,
-    server_log,
     submit_resv,
-    vnodes_of,
     wait_resv,
     wait_running,
     y_records,

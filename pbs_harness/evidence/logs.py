@@ -2,6 +2,7 @@
 
 A line is `MM/DD/YYYY HH:MM:SS[.ffffff];EVENT_HEX;DAEMON@HOST;CLASS;OBJECT;MESSAGE`.
 `expect` polls until a matching line appears (bounded by a timeout); `absent` checks now.
+A cluster's readers: `server_log(cluster)`, `sched_log(cluster)`, `mom_log(cluster, host)`.
 """
 
 from __future__ import annotations
@@ -10,9 +11,13 @@ import re
 import shlex
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
 
 from pbs_harness.transport import RemoteHost
 from pbs_harness.waits import wait_until
+
+if TYPE_CHECKING:
+    from pbs_harness.cluster import Cluster
 
 LOG_DIRS = {"server": "server_logs", "sched": "sched_logs", "mom": "mom_logs", "comm": "comm_logs"}
 
@@ -78,3 +83,18 @@ class LogReader:
         __tracebackhide__ = True
         hits = self.matching(pattern, since)
         assert not hits, f"unexpected {self.daemon} log line(s) on {self.host.name}: {[h.raw for h in hits]}"
+
+
+def server_log(cluster: Cluster) -> LogReader:
+    """The server's log (server_logs on the server host)."""
+    return LogReader(cluster.server, str(cluster.pbs_home), "server")
+
+
+def sched_log(cluster: Cluster) -> LogReader:
+    """The scheduler's log (sched_logs on the server host)."""
+    return LogReader(cluster.server, str(cluster.pbs_home), "sched")
+
+
+def mom_log(cluster: Cluster, host: str) -> LogReader:
+    """The mom log of the cluster's host named `host`."""
+    return LogReader(cluster.hosts[host], str(cluster.pbs_home), "mom")

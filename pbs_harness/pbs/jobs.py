@@ -107,9 +107,11 @@ class Jobs(PbsCommands):
         """Remove finished jobs from the job history (`qdel -x -W force`)."""
         return self.run("qdel", "-x", "-W", "force", *job_ids)
 
-    def signal(self, job_id: str, signal: str, *, user: str | None = None) -> CommandResult:
-        """qsig -s SIGNAL (e.g. admin-suspend, admin-resume, suspend, resume, TERM)."""
-        return self.run("qsig", "-s", signal, job_id, user=user)
+    def signal(self, job_id: str, signal: str, *, user: str | None = None, check: bool = False) -> CommandResult:
+        """qsig -s SIGNAL (e.g. admin-suspend, admin-resume, suspend, resume, TERM); check=True
+        raises CommandError when qsig fails."""
+        __tracebackhide__ = True
+        return (self.check if check else self.run)("qsig", "-s", signal, job_id, user=user)
 
     def alter(self, job_id: str, *args: str, user: str | None = None) -> CommandResult:
         return self.run("qalter", *args, job_id, user=user)

@@ -42,13 +42,13 @@ class MomConfig:
     def set_options(self, host: RemoteHost, options: Mapping[str, object], timeout: float = 20) -> datetime:
         """Set several directives ("$name": value) in one write + HUP; returns the time just before the
         HUP. Waits until the mom logged each value it read back (its own confirmation)."""
-        from pbs_harness.evidence.logs import LogReader
+        from pbs_harness.evidence.logs import mom_log
 
         config = self.read(host)
         for key, value in options.items():
             config = edit_config(config, key, str(value))
         since = self.write(host, config) - timedelta(seconds=1)
-        mom = LogReader(host, str(self.cluster.pbs_home), "mom")
+        mom = mom_log(self.cluster, host.name)
         for key, value in options.items():
             # "<name>;<value>" (e.g. the join alarm) or, from set_int(), "<name>;setting <value>"
             mom.expect(f";{key.lstrip('$')};(setting )?{value}$", since, timeout=timeout)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from pbs_harness.pbs.base import PbsCommands
@@ -10,9 +10,15 @@ from pbs_harness.transport import CommandResult
 from pbs_harness.waits import wait_until
 
 
-def states(node: dict[str, Any]) -> set[str]:
+def states(node: Mapping[str, Any]) -> set[str]:
     """The comma-separated `state` of a vnode as a set, e.g. {'down', 'offline'}."""
     return {s.strip() for s in str(node.get("state", "")).split(",") if s.strip()}
+
+
+def nodes_up(nodes: Mapping[str, Mapping[str, Any]]) -> bool:
+    """There are vnodes and none is down or state-unknown (after a server start, before the moms
+    reported)."""
+    return bool(nodes) and not any(states(n) & {"down", "state-unknown"} for n in nodes.values())
 
 
 class Nodes(PbsCommands):

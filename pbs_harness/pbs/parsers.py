@@ -72,6 +72,12 @@ def parse_exec_vnode(value: str) -> list[list[VnodeSlice]]:
     return chunks
 
 
+def vnodes_of(exec_vnode: str, host: str | None = None) -> list[str]:
+    """The vnode of every slice of an exec_vnode value (or resv_nodes), in order, repeats kept;
+    with `host`, only the slices on that host. Compare as a set or sorted where order is not meant."""
+    return [sl.vnode for chunk in parse_exec_vnode(exec_vnode) for sl in chunk if host is None or sl.host == host]
+
+
 def exec_vnode_hosts(value: str) -> list[str]:
     """Distinct hosts of an exec_vnode value, in order of first appearance."""
     seen: list[str] = []

@@ -6,7 +6,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from pbs_harness.pbs.base import PbsCommands, qmgr_value
-from pbs_harness.transport import CommandResult
+from pbs_harness.pbs.nodes import Nodes, nodes_up
+from pbs_harness.transport import CommandError, CommandResult
 from pbs_harness.waits import wait_until
 
 
@@ -18,32 +19,43 @@ class Server(PbsCommands):
     def queues(self) -> dict[str, dict[str, Any]]:
         return self.json("qstat", "-Qf", "-F", "json").get("Queue", {})
 
-    def qmgr(self, directive: str, *, user: str | None = None) -> CommandResult:
-        """Run one qmgr directive; the result carries qmgr's own error text."""
-        return self.run("qmgr", "-c", directive, user=user)
+    def qmgr(self, directive: str, *, user: str | None = None, check: bool = False) -> CommandResult:
+        """Run one qmgr directive; the result carries qmgr's own error text. With check=True a
+        non-zero exit raises CommandError instead."""
+        __tracebackhide__ = True
+        return (self.check if check else self.run)("qmgr", "-c", directive, user=user)
 
     def set(
-        self, attrs: Mapping[str, object], obj: str = "server", name: str = "", *, user: str | None = None
+        self,
+        attrs: Mapping[str, object],
+        obj: str = "server",
+        name: str = "",
+        *,
+        user: str | None = None,
+        check: bool = False,
     ) -> CommandResult:
+        """qmgr `set OBJ NAME a=v,...`; check=True raises CommandError when qmgr refuses."""
+        __tracebackhide__ = True
         items = ",".join(f"{k}={qmgr_value(v)}" for k, v in attrs.items())
-        return self.qmgr(f"set {obj} {name} {items}".replace("  ", " "), user=user)
+        return self.qmgr(f"set {obj} {name} {items}".replace("  ", " "), user=user, check=check)
 
     def unset(self, *attrs: str, obj: str = "server", name: str = "", user: str | None = None) -> CommandResult:
         return self.qmgr(f"unset {obj} {name} {','.join(attrs)}".replace("  ", " "), user=user)
 
-    def stop(self, timeout: float = 60) -> CommandResult:
-        """qterm -t quick (running jobs keep running), then wait until pbs_server.bin has exited.
+    def stop(self, timeout: float = 60, *, shutdown: str = "quick") -> CommandResult:
+        """qterm -t SHUTDOWN, then wait until pbs_server.bin has exited. quick: running jobs keep
+        running; immediate: they are killed (rerunnable ones requeued).
 
         qterm can return while the old daemon is still shutting down (stopping its data service);
         a pbs_server started in that window loses its data service connection and dies.
         """
-        res = self.run("qterm", "-t", "quick")
+        res = self.run("qterm", "-t", shutdown)
         if res.ok:
             wait_until(
                 lambda: self.cluster.server.run(["pgrep", "-x", "pbs_server.bin"]).ok,
                 lambda running: not running,
                 timeout=timeout,
-                describe="pbs_server.bin exited after qterm",
+                describe=f"pbs_server.bin exited after qterm -t {shutdown}",
             )
         return res
 
@@ -57,3 +69,27 @@ class Server(PbsCommands):
             timeout=timeout,
             describe="PBS server answering qstat -B",
         )
+
+    def restart(
+        self, shutdown: str = "quick", *, timeout: float = 90, schedule: bool = False
+    ) -> dict[str, dict[str, Any]]:
+        """`stop(shutdown=...)`, `start()`, then wait up to `timeout` s until every vnode reported
+        again (none down or state-unknown: the moms report a few seconds after the start); returns
+        the vnodes. A refused qterm (e.g. no server running) raises CommandError.
+
+        schedule=True then sets scheduling=True (checked) to start a cycle: the one pbs_server
+        runs at its start came before the moms reported and found no nodes.
+        """
+        stopped = self.stop(shutdown=shutdown)
+        if not stopped.ok:
+            raise CommandError(stopped)
+        self.start()
+        nodes = wait_until(
+            Nodes(self.cluster, self.host).all,
+            nodes_up,
+            timeout=timeout,
+            describe=f"every vnode reported after the server restart (qterm -t {shutdown})",
+        )
+        if schedule:
+            self.set({"scheduling": True}, check=True)
+        return nodes

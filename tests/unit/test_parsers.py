@@ -9,6 +9,7 @@ from pbs_harness.pbs.parsers import (
     parse_exec_vnode,
     parse_select,
     size_kb,
+    vnodes_of,
 )
 
 
@@ -35,6 +36,21 @@ def test_exec_vnode_with_super_chunks_and_bracketed_vnodes() -> None:
 
 def test_exec_vnode_without_parentheses() -> None:
     assert parse_exec_vnode("h1:ncpus=1")[0][0].vnode == "h1"
+
+
+def test_vnodes_of_keeps_the_order_and_the_repeats() -> None:
+    value = "(hB:ncpus=1+hA[1]:ncpus=1)+(hA[0]:ncpus=1)+(hB:ncpus=1)"
+    assert vnodes_of(value) == ["hB", "hA[1]", "hA[0]", "hB"]
+    assert vnodes_of("(hA:ncpus=1)") == ["hA"]
+    assert vnodes_of("") == []
+
+
+def test_vnodes_of_one_host() -> None:
+    value = "(hA[2]:ncpus=1+hA[0]:ncpus=1+hB:ncpus=2)+(hA:ncpus=1)+(hC[0]:ncpus=1)"
+    assert vnodes_of(value, "hA") == ["hA[2]", "hA[0]", "hA"]
+    assert vnodes_of(value, host="hB") == ["hB"]
+    assert vnodes_of(value, "hA[0]") == []  # a host name, not a vnode name
+    assert vnodes_of(value, "hD") == []
 
 
 def test_select_round_trip() -> None:
