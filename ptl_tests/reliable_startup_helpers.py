@@ -609,27 +609,32 @@ def seconds_between(first: datetime, then: datetime) -> int:
 
 # docs/suites/reliable_startup.md, "OpenPBS defects found"
 EMPTY_FAIL_LIST = (
-    "OpenPBS defect (intermittent): the primary knew the sister had failed (its log says so, and "
-    "release_nodes pruned the sister away), yet the execjob_launch hook's vnode_list_fail did not list it"
+    "OpenPBS defect (intermittent): the primary mom had logged that the sister failed before the "
+    "execjob_launch hook ran, yet the hook's vnode_list_fail did not list it"
 )
 
 
 def met_empty_fail_list(kit: Kit, request, job_id: str, failed: str, *, knew: str) -> None:
     """The intermittent vnode_list_fail that leaves out a failed sister, recognised only by its
     exact evidence: the primary's line `knew` (a regex: it ignored the sister's error, or launched
-    without its prologue ack), the launch hook listed vnodes but none of that sister's among the
-    failed ones, and the job was pruned without the sister. Then the scenario runs once more on a
-    fresh job (pbs_harness.defect_retry); otherwise nothing happens."""
-    knew_lines = kit.mom.matching(f"Job;{re.escape(job_id)};{knew}", kit.since)
-    listed = kit.mom.matching("launch: found vnode_list\\[", kit.since)
+    without its prologue ack) comes before the launch hook's first line in the primary's log, the
+    hook listed vnodes but none of that sister's among the failed ones, and it pruned the job (seen:
+    without the sister, and, when the job starter did not learn of the failure either, with it).
+    Then the scenario runs once more on a fresh job (pbs_harness.defect_retry); otherwise nothing
+    happens."""
+    job = re.escape(job_id)
+    lines = kit.mom.lines(kit.since)
+    knew_at = next((i for i, ln in enumerate(lines) if re.search(f"Job;{job};{knew}", ln.raw)), None)
+    launch_at = next((i for i, ln in enumerate(lines) if "launch: found vnode_list[" in ln.message), None)
     fail_listed = {
         ln.message.split("found vnode_list_fail[", 1)[1].rstrip("]")
-        for ln in kit.mom.matching("launch: found vnode_list_fail\\[", kit.since)
+        for ln in lines
+        if "launch: found vnode_list_fail[" in ln.message
     }
     left_out = not any(v == failed or v.startswith(f"{failed}[") for v in fail_listed)
-    pruned = kit.mom.matching(f"Job;{re.escape(job_id)};{PRUNED_TO}", kit.since)
-    if knew_lines and listed and left_out and pruned and failed not in pruned[-1].message:
-        seen = f"vnode_list_fail {sorted(fail_listed)}; {knew_lines[0].raw} / {pruned[-1].raw}"
+    pruned = [ln for ln in lines if re.search(f"Job;{job};{PRUNED_TO}", ln.raw)]
+    if knew_at is not None and launch_at is not None and knew_at < launch_at and left_out and pruned:
+        seen = f"vnode_list_fail {sorted(fail_listed)}; {lines[knew_at].raw} / {pruned[-1].raw}"
         defect_retry.met(request, f"{EMPTY_FAIL_LIST}. Observed: {seen}")
 
 

@@ -21,10 +21,13 @@ OBIT_RECEIVED = "11/22/2026 23:07:09;0080;Server@s01;Job;45.s01;Obit received mo
 
 class FakeLog:
     def __init__(self, *raw: str) -> None:
-        self.lines = [parse_line(r) for r in raw]
+        self.lines_ = [parse_line(r) for r in raw]
+
+    def lines(self, since: datetime):
+        return [ln for ln in self.lines_ if ln.time >= since.replace(microsecond=0)]
 
     def matching(self, pattern: str, since: datetime):
-        return [ln for ln in self.lines if ln.time >= since.replace(microsecond=0) and re.search(pattern, ln.raw)]
+        return [ln for ln in self.lines(since) if re.search(pattern, ln.raw)]
 
 
 def kit(mom: FakeLog, server: FakeLog, state: str, substate: int) -> SimpleNamespace:
@@ -58,4 +61,44 @@ def test_lost_obit_recognised_on_its_evidence(met) -> None:
 )
 def test_lost_obit_not_recognised_otherwise(met, mom, server, state, substate) -> None:
     helpers.met_lost_obit(kit(FakeLog(*mom), FakeLog(*server), state, substate), None, "45.s01")
+    assert met == []
+
+
+# Run 11, 22 Nov (job 182): the primary knew pbshc05's prologue failed before the launch hook ran, the
+# hook's vnode_list_fail held only the begin-failed pbshc03, and release_nodes kept pbshc05.
+IGNORED = "11/22/2026 23:07:01;0008;pbs_mom;Job;45.s01;ignoring error from s05 as job is tolerant of node failures"
+LAUNCH = [
+    "11/22/2026 23:07:02;0006;pbs_python;Hook;pbs_python;launch: found vnode_list[s01]",
+    "11/22/2026 23:07:02;0006;pbs_python;Hook;pbs_python;launch: found vnode_list[s05]",
+    "11/22/2026 23:07:02;0006;pbs_python;Hook;pbs_python;launch: found vnode_list_fail[s03]",
+]
+PRUNED_KEEPING = "11/22/2026 23:07:02;0008;pbs_mom;Job;45.s01;pruned to exec_vnode=(s01:ncpus=2)+(s05:ncpus=1)"
+PRUNED_WITHOUT = "11/22/2026 23:07:02;0008;pbs_mom;Job;45.s01;pruned to exec_vnode=(s01:ncpus=2)+(s04:ncpus=1)"
+KNEW = helpers.IGNORING.format(host="s05")
+
+
+@pytest.mark.parametrize("pruned", [PRUNED_KEEPING, PRUNED_WITHOUT], ids=["sister kept", "sister pruned"])
+def test_empty_fail_list_recognised_on_its_evidence(met, pruned) -> None:
+    mom = FakeLog(IGNORED, *LAUNCH, pruned)
+    helpers.met_empty_fail_list(kit(mom, FakeLog(), "R", 42), None, "45.s01", "s05", knew=KNEW)
+    (diagnosis,) = met
+    assert diagnosis.startswith(helpers.EMPTY_FAIL_LIST)
+    assert IGNORED in diagnosis
+
+
+@pytest.mark.parametrize(
+    "mom",
+    [
+        pytest.param((*LAUNCH, IGNORED, PRUNED_KEEPING), id="the primary learnt it after the launch hook ran"),
+        pytest.param(
+            (IGNORED, *LAUNCH, LAUNCH[0].replace("vnode_list[s01]", "vnode_list_fail[s05]"), PRUNED_KEEPING),
+            id="listed",
+        ),
+        pytest.param((IGNORED, PRUNED_KEEPING), id="no launch hook"),
+        pytest.param((IGNORED, *LAUNCH), id="not pruned"),
+        pytest.param((*LAUNCH, PRUNED_KEEPING), id="the primary never said"),
+    ],
+)
+def test_empty_fail_list_not_recognised_otherwise(met, mom) -> None:
+    helpers.met_empty_fail_list(kit(FakeLog(*mom), FakeLog(), "R", 42), None, "45.s01", "s05", knew=KNEW)
     assert met == []
