@@ -313,6 +313,13 @@ def chunks_of(exec_vnode: str) -> tuple[Chunk, ...]:
     )
 
 
+def assigned_totals(exec_vnode: str) -> tuple[int, int]:
+    """(ncpus, mem kb) summed over an exec_vnode: what an 'S' or 's' record's resource_assigned
+    says (sum_resc_alloc, src/server/accounting.c)."""
+    slices = [s for chunk in chunks_of(exec_vnode) for s in chunk]
+    return sum(s.ncpus for s in slices), sum(s.mem_kb for s in slices)
+
+
 def hosts_of(exec_vnode: str) -> list[str]:
     return list(dict.fromkeys(s.host for chunk in chunks_of(exec_vnode) for s in chunk))
 

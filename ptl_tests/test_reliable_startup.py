@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from pbs_harness.pbs.parsers import parse_select
+from pbs_harness.pbs.parsers import parse_select, size_kb
 from pbs_harness.waits import WaitTimeout, wait_until
 from ptl_tests import jobscripts
 from ptl_tests.reliable_startup_helpers import (
@@ -41,6 +41,7 @@ from ptl_tests.reliable_startup_helpers import (
     Kit,
     Roles,
     assert_assignment,
+    assigned_totals,
     chunks_of,
     clear_node_order,
     expected_prune,
@@ -209,6 +210,10 @@ def test_failed_sister_pruned_away(kit, nemesis, conformance, names, *, fault, r
     assert recs["s"].fields["exec_host"] == job["exec_host"]
     assert select_chunks(recs["s"].resource_list["select"]) == select_chunks(ORIGINAL_SELECT)
     assert recs["s"].resource_list["nodect"] == "3"
+    # Each start record's resource_assigned is the sum over its own exec_vnode: 8 cpus padded, 5 pruned.
+    for rec in (recs["S"], recs["s"]):
+        assigned = (int(rec.fields["resource_assigned.ncpus"]), size_kb(rec.fields["resource_assigned.mem"]))
+        assert assigned == assigned_totals(rec.fields["exec_vnode"]), rec.raw
     fail_line = f"launch: found vnode_list_fail\\[{failed}\\]"
     if fault.by_hook:  # the launch hook saw the rejecting sister's vnode in vnode_list_fail
         try:
