@@ -33,8 +33,6 @@ CLIENT_GROUP = "pbs_clients"
 # default (roles/openpbs_install/defaults/main.yml). The other roles' *_exec variables point at it.
 OPENPBS_PREFIX_VAR = "openpbs_install_prefix"
 OPENPBS_PREFIX_DEFAULT = "/opt/pbs"
-# What the harness's first inventories called it; only the local cluster's install check still reads it.
-_LEGACY_OPENPBS_PREFIX_VAR = "openpbs_prefix"
 
 _INVENTORY_DIR_RE = re.compile(r"\{\{\s*inventory_dir\s*\}\}")
 
@@ -107,11 +105,9 @@ class Inventory:
         return openpbs_prefix_of(self.server.vars)
 
 
-def openpbs_prefix_of(host_vars: Mapping[str, Any], *, legacy: bool = False) -> Path:
-    """The OpenPBS install prefix a host's variables give: openpbs_install_prefix, else the role default.
-    `legacy`: fall back on the old variable name openpbs_prefix before the default."""
-    default = host_vars.get(_LEGACY_OPENPBS_PREFIX_VAR, OPENPBS_PREFIX_DEFAULT) if legacy else OPENPBS_PREFIX_DEFAULT
-    return Path(str(host_vars.get(OPENPBS_PREFIX_VAR, default)))
+def openpbs_prefix_of(host_vars: Mapping[str, Any]) -> Path:
+    """The OpenPBS install prefix a host's variables give: openpbs_install_prefix, else the role default."""
+    return Path(str(host_vars.get(OPENPBS_PREFIX_VAR, OPENPBS_PREFIX_DEFAULT)))
 
 
 def declared_openpbs_prefix(path: Path) -> Path:
@@ -377,7 +373,7 @@ def check_openpbs_local(inv: Inventory) -> None:
     """On the local cluster /opt is shared with this machine: OpenPBS must be installed here."""
     if not inv.is_local_cluster or inv.var("openpbs_install_method", "existing") != "existing":
         return
-    prefix = openpbs_prefix_of(inv.server.vars, legacy=True)
+    prefix = inv.openpbs_prefix
     if not (prefix / "bin" / "qstat").exists() or not Path("/etc/init.d/pbs").exists():
         raise PreconditionError(
             f"OpenPBS is not installed under {prefix} on this machine (the local cluster shares it)",

@@ -1245,6 +1245,13 @@ def purge_history(pbs) -> None:
         pbs.jobs.forget(*finished[start : start + 50])
 
 
+def restart_server(pbs, shutdown: str) -> None:
+    """Empty the job history (see purge_history), restart the server (qterm -t quick or immediate),
+    wait until every vnode reported, and start a scheduling cycle."""
+    purge_history(pbs)
+    pbs.server.restart(shutdown, timeout=60, schedule=True)
+
+
 class ReleasedHostReassigned(AssertionError):
     """After the restart the released host lists the job although its exec_vnode no longer names it."""
 
@@ -1277,8 +1284,7 @@ def test_server_restart_after_a_release(pbs, cluster, roles, running_job, shutdo
     assert pbs.jobs.release_nodes(job_id, [roles.plain], user=roles.owner).ok
     pruned = pbs.jobs.status(job_id)
     pbs.nodes.wait_state([roles.plain], "free", timeout=30)
-    purge_history(pbs)
-    pbs.server.restart(shutdown, timeout=60, schedule=True)
+    restart_server(pbs, shutdown)
     if shutdown == "immediate":
         assert_original_request(wait_rerun(pbs, job_id, 2, timeout=60), before, roles)
         return
@@ -1308,8 +1314,7 @@ def clear_stale_assignment(pbs, job_id: str) -> None:
     resources_assigned, so end the job and restart the server once more, which recounts it."""
     pbs.jobs.delete(job_id, force=True)
     pbs.jobs.wait_gone(job_id, timeout=60)
-    purge_history(pbs)
-    pbs.server.restart("quick", timeout=60, schedule=True)
+    restart_server(pbs, "quick")
     wait_until(
         pbs.nodes.all,
         lambda nodes: not any((n.get("resources_assigned") or {}).get("ncpus") for n in nodes.values()),

@@ -153,6 +153,11 @@ def install(pbs, cluster, hooks, faults=()) -> None:
     wait_mom_hooks(pbs, cluster, bodies)
 
 
+def host_vnodes(exec_vnode: str, *hosts: str) -> list[str]:
+    """The distinct vnodes of an exec_vnode on the given hosts, sorted (as `listed` returns them)."""
+    return sorted({v for host in hosts for v in vnodes_of(exec_vnode, host)})
+
+
 def listed(kit: Kit, tag: str, what: str) -> list[str]:
     """The vnodes the suite hook `tag` logged on the primary as found in `what` (vnode_list or
     vnode_list_fail) during this test (hook log lines carry no job id; a test runs one job)."""
@@ -379,13 +384,13 @@ def test_failed_begin_and_prologue_sisters_are_reported_and_offlined(
     for host, what in ((at_begin, "JOIN_JOB"), (at_prologue, "IM_EXEC_PROLOGUE")):
         kit.mom.expect(f"Job;{job_id};{START_ERROR.format(host=host, what=what)}", kit.since, timeout=10)
         kit.mom.expect(f"Job;{job_id};{IGNORING.format(host=host)}", kit.since, timeout=10)
-    assert listed(kit, "prolo", "vnode_list_fail") == sorted(set(vnodes_of(initial, at_begin)))
-    failed_vnodes = sorted(set(vnodes_of(initial, at_begin))) + sorted(set(vnodes_of(initial, at_prologue)))
+    assert listed(kit, "prolo", "vnode_list_fail") == host_vnodes(initial, at_begin)
+    failed_vnodes = host_vnodes(initial, at_begin, at_prologue)
     fail_listed = listed(kit, "launch", "vnode_list_fail")
-    if fail_listed != sorted(failed_vnodes):
+    if fail_listed != failed_vnodes:
         for host in (at_begin, at_prologue):
             met_empty_fail_list(kit, request, job_id, host, knew=IGNORING.format(host=host))
-    assert fail_listed == sorted(failed_vnodes)
+    assert fail_listed == failed_vnodes
 
     prologue = kit.mom.expect(f"prolo: found vnode_list\\[{kit.primary}\\]", kit.since, timeout=10)
     launch = kit.mom.expect(f"launch: found vnode_list\\[{kit.primary}\\]", kit.since, timeout=10)
@@ -434,7 +439,7 @@ def test_sister_failing_during_its_prologue_is_waited_for_then_pruned(
     fail_listed = listed(kit, "launch", "vnode_list_fail")
     if not fail_listed:
         met_empty_fail_list(kit, request, job_id, sister, knew=re.escape(PROLOGUES_INCOMPLETE))
-    assert fail_listed == sorted(set(vnodes_of(waiting["exec_vnode"], sister)))
+    assert fail_listed == host_vnodes(waiting["exec_vnode"], sister)
 
 
 # Shipped strings (src/resmom/mom_comm.c): DEBUG3 lines of the primary, and the sister's PBSEVENT_JOB line.
@@ -479,7 +484,7 @@ def test_late_prologue_ack_readmits_the_sister(pbs, cluster, nemesis, kit, toler
     job = pbs.jobs.wait(job_id, job_state="R", substate=RUNNING, timeout=30)
     assert sister in hosts_of(job["exec_vnode"]), job["exec_vnode"]
 
-    # Re-admitted: the polls after the ack reach the sister, and so does the deletion.
+    # Re-admitted: after the ack no request to the sister is skipped, and the deletion reaches it.
     readmitted = ack.time + timedelta(seconds=1)  # log stamps have 1 s resolution
     deleted = datetime.now() - timedelta(seconds=1)
     assert pbs.jobs.delete(job_id, user=kit.user).ok

@@ -609,7 +609,7 @@ def reconfirmed_in_conflict(rv: Rv, resv: Resv, seen: dict) -> tuple[dict, str |
         )
         confirming = sched_log(rv.cluster).matching(rf";Resv;{re.escape(resv.id)};Confirming", resv.submitted)
         assert len(confirming) == 1, [ln.raw for ln in confirming]  # the first confirmation only
-    assert rv.pbs.server.set({"scheduling": True}).ok
+    rv.pbs.server.set({"scheduling": True}, check=True)
     return wait_resv(rv.pbs, resv, *confirmed, timeout=30), missed
 
 

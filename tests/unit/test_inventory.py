@@ -114,8 +114,6 @@ def test_openpbs_prefix_is_openpbs_install_prefix_else_the_role_default() -> Non
     assert parse(data, P).openpbs_prefix == Path("/usr/local/pbs")
     # The old name counts only where it always did (the local cluster's install check).
     assert openpbs_prefix_of({"openpbs_prefix": "/old"}) == Path("/opt/pbs")
-    assert openpbs_prefix_of({"openpbs_prefix": "/old"}, legacy=True) == Path("/old")
-    assert openpbs_prefix_of({"openpbs_prefix": "/old", "openpbs_install_prefix": "/new"}, legacy=True) == Path("/new")
 
 
 def test_declared_openpbs_prefix_reads_group_vars_without_ansible(tmp_path: Path) -> None:
