@@ -43,7 +43,7 @@ class Controller:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
-        return schedule.make_scheduler(config, log, durations.load(config), self.run_dir)
+        return schedule.make_scheduler(config, log, durations.with_names(durations.load(config)), self.run_dir)
 
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
         progress = self.config.pluginmanager.get_plugin("pbs-harness-progress")

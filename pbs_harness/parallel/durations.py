@@ -31,6 +31,22 @@ def load(config: pytest.Config) -> dict[str, float]:
     return {str(k): float(v) for k, v in data.items() if isinstance(v, int | float)}
 
 
+def name_of(nodeid: str) -> str:
+    """A test's name without its module ("::test_x[param]"): the key a moved test is found by."""
+    return "::" + nodeid.split("::", 1)[1] if "::" in nodeid else nodeid
+
+
+def with_names(recorded: Mapping[str, float]) -> dict[str, float]:
+    """The recorded durations plus each test's under its bare name (`name_of`), where that name is
+    unique among them: a test that moved to another module (a suite split into a package) keeps its
+    place in the longest-first order on the first run after the move."""
+    names: dict[str, list[float]] = {}
+    for nodeid, seconds in recorded.items():
+        if "::" in nodeid:
+            names.setdefault(name_of(nodeid), []).append(seconds)
+    return {**recorded, **{name: found[0] for name, found in names.items() if len(found) == 1}}
+
+
 def _is_worker(config: pytest.Config) -> bool:
     return hasattr(config, "workerinput")
 

@@ -23,6 +23,8 @@ from typing import Any
 
 import pytest
 
+from pbs_harness.parallel.durations import name_of
+
 DEFAULT_SECONDS = 30.0  # a test's expected duration when no run recorded any
 GROUP_MARK = "xdist_group"
 
@@ -48,16 +50,24 @@ def units(items: Iterable[tuple[str, str | None]]) -> dict[str, str]:
     return {nodeid: unit_of(nodeid, group) for nodeid, group in items}
 
 
-def expected(nodeids: Iterable[str], durations: Mapping[str, float]) -> float:
-    """Expected seconds of these tests: recorded durations, the median of all recorded for the others."""
-    typical = statistics.median(durations.values()) if durations else DEFAULT_SECONDS
-    return sum(durations.get(n, typical) for n in nodeids)
+def typical_of(durations: Mapping[str, float]) -> float:
+    """The median recorded duration (bare-name aliases left out), or DEFAULT_SECONDS."""
+    recorded = [s for n, s in durations.items() if not n.startswith("::")]
+    return statistics.median(recorded) if recorded else DEFAULT_SECONDS
+
+
+def expected(nodeids: Iterable[str], durations: Mapping[str, float], typical: float | None = None) -> float:
+    """Expected seconds of these tests: recorded durations (by node id, else by the test's bare name
+    when `durations.with_names` added it), the median of all recorded for the others."""
+    typical = typical_of(durations) if typical is None else typical
+    return sum(durations.get(n, durations.get(name_of(n), typical)) for n in nodeids)
 
 
 def longest_first(work: Mapping[str, Iterable[str]], durations: Mapping[str, float]) -> list[str]:
     """Unit names, longest expected first (ties: the order given)."""
     order = list(work)
-    return sorted(order, key=lambda unit: (-expected(work[unit], durations), order.index(unit)))
+    typical = typical_of(durations)
+    return sorted(order, key=lambda unit: (-expected(work[unit], durations, typical), order.index(unit)))
 
 
 def plan(work: Mapping[str, list[str]], durations: Mapping[str, float], workers: int) -> list[list[str]]:

@@ -243,3 +243,18 @@ def test_a_serial_runs_results_file_keeps_its_one_cluster() -> None:
     results = {"environment": _env("pbsh", "23.06.06"), "tests": []}
     assert clusters.environments(results) == [_env("pbsh", "23.06.06")]
     assert len(clusters.split_by_version(results)) == 1
+
+
+def test_a_test_moved_to_another_module_keeps_its_recorded_duration() -> None:
+    last = {
+        "ptl_tests/test_a.py::test_slow": 600.0,
+        "ptl_tests/test_a.py::test_quick": 10.0,
+        "ptl_tests/test_b.py::test_quick": 40.0,
+        "ptl_tests/test_b.py::test_other": 20.0,
+    }
+    known = durations.with_names(last)
+    assert schedule.typical_of(known) == 30.0  # the aliases do not count twice in the median
+    # test_slow moved into a package: found by its bare name; test_quick is ambiguous: the median.
+    assert schedule.expected(["ptl_tests/a/test_part.py::test_slow"], known) == 600.0
+    assert schedule.expected(["ptl_tests/a/test_part.py::test_quick"], known) == 30.0
+    assert durations.merged(last, {}) == last  # nothing of the aliases is saved
