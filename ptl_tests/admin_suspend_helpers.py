@@ -1,8 +1,8 @@
 """Helpers of the admin-suspend suite (test_admin_suspend.py).
 
-A `Kit` per test submits the jobs (plain sleeps, or sleepers whose PIDs are recorded so their
-processes can be watched with ps on their hosts), sends qsig as an admin, and cleans up: jobs are
-deleted AND purged from the job history, because OpenPBS 23.06.06 keeps a stale
+A `SuspendKit` (ptl_tests/kit.py) per test submits the jobs (plain sleeps, or sleepers whose PIDs are
+recorded so their processes can be watched with ps on their hosts), sends qsig as an admin, and cleans
+up: jobs are deleted AND purged from the job history, because OpenPBS 23.06.06 keeps a stale
 `maintenance_jobs` value in its database after the last admin-suspended job of a node is resumed
 or deleted; at the next server start any job still named there that exists (finished jobs in the
 history count) puts the node back into maintenance (see docs/suites/admin_suspend.md).
@@ -11,9 +11,8 @@ history count) puts the node back into maintenance (see docs/suites/admin_suspen
 from __future__ import annotations
 
 import shlex
-import uuid
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from pbs_harness.cluster import Cluster
@@ -24,6 +23,7 @@ from pbs_harness.pbs.substates import RUNNING, SCHED_SUSPENDED, SUSPENDED  # noq
 from pbs_harness.transport import CommandResult
 from pbs_harness.waits import wait_until
 from ptl_tests import jobscripts
+from ptl_tests.kit import JobKit
 
 # Shipped strings (src/lib/Liblog/pbs_messages.c), as the CLI prints them: "<cmd>: <msg> <job id>".
 WRONG_RESUME = "Job can not be resumed with the requested resume signal"  # msg_wrong_resume, PBSE_WRONG_RESUME
@@ -115,65 +115,20 @@ def terminal_lines(res: CommandResult) -> list[str]:
     return [line.rstrip("\r") for line in res.stdout.splitlines() if line.strip()]
 
 
-@dataclass
-class Kit:
-    """Per-test jobs, in a private directory of the job owner (`user`, the topology's owner);
-    `cleanup` deletes and purges them."""
+class SuspendKit(JobKit):
+    """The suite's jobs (`kit` fixture): plain sleeps (`submit`, `running`) and sleepers whose PIDs are
+    recorded, qsig as an admin; `cleanup` deletes and purges them (see the module's docstring)."""
 
-    pbs: Pbs
-    cluster: Cluster
-    user: str
-    jobs: list[str] = field(default_factory=list)
-
-    def __post_init__(self) -> None:
-        self.dir = f"/home/{self.user}/pbsh-as-{uuid.uuid4().hex[:8]}"
-        self.cluster.client.check(["mkdir", "-p", self.dir], user=self.user)
-
-    @property
-    def prefix(self) -> str:
-        return str(self.cluster.prefix)
-
-    def submit(
-        self,
-        select: str | None = None,
-        *,
-        script: str | None = None,
-        place: str | None = None,
-        queue: str | None = None,
-        array: str | None = None,
-        resources: Mapping[str, object] | None = None,
-        args: Sequence[str] = (),
-        user: str | None = None,
-    ) -> str:
-        """qsub of a `sleep SLEEP` (or of `script`), output into the kit's directory; returns the id."""
-        name = f"as{len(self.jobs)}"
-        qargs = ["-N", name, "-j", "oe", "-o", f"{self.dir}/{name}.out", *args]
-        if queue:
-            qargs += ["-q", queue]
-        job_id = self.pbs.jobs.submit(
-            script,
-            user=user or self.user,
-            select=select,
-            place=place,
-            array=array,
-            resources=resources,
-            args=qargs,
-            command=None if script else ["/bin/sleep", str(SLEEP)],
-        )
-        self.jobs.append(job_id)
-        return job_id
-
-    def running(self, select: str, **kwargs: Any) -> str:
-        """Submit a plain sleep and wait until it runs; returns its id."""
-        job_id = self.submit(select, **kwargs)
-        self.pbs.jobs.wait(job_id, job_state="R", substate=RUNNING, timeout=60)
-        return job_id
+    name_prefix = "as"
+    dir_prefix = "pbsh-as-"
+    sleep = SLEEP
+    purge_at_cleanup = True
 
     def sleepers(self, select: str, *, place: str | None = None, timeout: float = 60) -> Sleepers:
         """A running job with a recorded `sleep` per chunk (pbsdsh) plus one from its script."""
-        pid_file = f"{self.dir}/as{len(self.jobs)}.pids"
+        pid_file = self.path(f"{self.next_name}.pids")
         script = jobscripts.sleepers_recording_pids(self.prefix, pid_file, SLEEP)
-        job_id = self.submit(select, script=script, place=place)
+        job_id = self.submit(script, select=select, place=place)
         job = self.pbs.jobs.wait(job_id, job_state="R", substate=RUNNING, timeout=timeout)
         chunks = len(parse_exec_vnode(job["exec_vnode"]))
         records = wait_until(
@@ -192,13 +147,3 @@ class Kit:
         """qsig that must succeed (admin-suspend, admin-resume, suspend, resume)."""
         __tracebackhide__ = True
         return self.pbs.jobs.signal(job_id, signal, user=user, check=True)
-
-    def purge(self, job_id: str) -> None:
-        """Delete the job (and its subjobs), then remove it from the job history."""
-        self.pbs.jobs.purge(job_id)
-
-    def cleanup(self) -> None:
-        for job_id in self.jobs:
-            self.purge(job_id)
-        self.jobs.clear()
-        self.cluster.client.run(["rm", "-rf", self.dir])

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import hashlib
 import re
-import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -41,6 +40,7 @@ from pbs_harness.pbs.parsers import parse_exec_host, parse_exec_vnode, parse_sel
 from pbs_harness.pbs.substates import PRERUN, RUNNING  # noqa: F401 - the suite's names
 from pbs_harness.topology import Topology
 from pbs_harness.waits import wait_until
+from ptl_tests.kit import JobKit
 
 
 @dataclass(frozen=True)
@@ -410,17 +410,22 @@ class Run:
     records: dict[str, Any] = field(default_factory=dict)
 
 
-class Kit:
-    """Per-test job submission into a private directory in the owner's (shared) home, and readers
-    (`mom`: the primary's mom log)."""
+class StartupKit(JobKit):
+    """The suite's jobs (`kit` fixture, ptl_tests/kit.py): the standard job by default (ORIGINAL_SELECT,
+    place=scatter), submitted from the kit's directory; not purged at cleanup (the baseline restore
+    deletes them). Readers: `mom` (the primary's mom log), `server_log`, `accounting`, job reports."""
+
+    name_prefix = "rs"
+    dir_prefix = "pbsh-rs-"
+    default_select = ORIGINAL_SELECT
+    default_place = "scatter"
+    sleep = SLEEP
+    submit_in_dir = True
+    purge_at_cleanup = False
 
     def __init__(self, pbs: Pbs, cluster: Cluster, roles: Roles) -> None:
-        self.pbs, self.cluster, self.roles = pbs, cluster, roles
-        self.primary, self.user = roles.primary, roles.owner
-        self.dir = f"/home/{self.user}/pbsh-rs-{uuid.uuid4().hex[:8]}"
-        cluster.client.check(["mkdir", "-p", self.dir], user=self.user)
-        self.since = datetime.now() - timedelta(seconds=1)
-        self.count = 0
+        super().__init__(pbs, cluster, roles.owner)
+        self.roles, self.primary = roles, roles.primary
         self.mom = mom_log(cluster, self.primary)
         self.server_log = server_log(cluster)
         self.accounting = AccountingReader(cluster.server, str(cluster.pbs_home))
@@ -429,33 +434,7 @@ class Kit:
         return mom_log(self.cluster, host)
 
     def report_path(self, name: str) -> str:
-        return f"{self.dir}/{name}.report"
-
-    def submit(
-        self,
-        script: str | None = None,
-        *,
-        select: str | None = ORIGINAL_SELECT,
-        place: str | None = "scatter",
-        attributes: Mapping[str, object] | None = None,
-        array: str | None = None,
-        args: Sequence[str] = (),
-        user: str | None = None,
-    ) -> str:
-        """qsub (a `sleep SLEEP` unless a script is given), output into the kit's directory."""
-        name = f"rs{self.count}"
-        self.count += 1
-        return self.pbs.jobs.submit(
-            script,
-            user=user or self.user,
-            select=select,
-            place=place,
-            attributes=attributes,
-            array=array,
-            args=["-N", name, "-j", "oe", "-o", f"{self.dir}/{name}.out", *args],
-            command=None if script else ["/bin/sleep", str(SLEEP)],
-            cwd=self.dir,
-        )
+        return self.path(f"{name}.report")
 
     def report(self, name: str, timeout: float = 60) -> str:
         """The report a job script wrote (jobscripts.pruned_job_report), once it says '== end'."""
@@ -483,9 +462,6 @@ class Kit:
         got_from = self.mom.expect(f"Job;{job};{PRUNED_FROM}", self.since, timeout)
         got_to = self.mom.expect(f"Job;{job};{PRUNED_TO}", self.since, timeout)
         return got_from.message.split(PRUNED_FROM, 1)[1], got_to.message.split(PRUNED_TO, 1)[1]
-
-    def cleanup(self) -> None:
-        self.cluster.client.run(["rm", "-rf", self.dir])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -621,7 +597,7 @@ EMPTY_FAIL_LIST = (
 )
 
 
-def met_empty_fail_list(kit: Kit, request, job_id: str, failed: str, *, knew: str) -> None:
+def met_empty_fail_list(kit: StartupKit, request, job_id: str, failed: str, *, knew: str) -> None:
     """The intermittent vnode_list_fail that leaves out a failed sister, recognised only by its
     exact evidence: the primary's line `knew` (a regex: it ignored the sister's error, or launched
     without its prologue ack) comes before the launch hook's first line in the primary's log, the
@@ -652,7 +628,7 @@ LOST_OBIT = (
 )
 
 
-def met_lost_obit(kit: Kit, request, job_id: str) -> None:
+def met_lost_obit(kit: StartupKit, request, job_id: str) -> None:
     """The obit that never reaches the server, recognised only by its exact evidence: the primary's
     last `Obit sent` for the job, no `Obit received` in the server's log since, and the job still R
     in substate 41. Then the scenario runs once more on a fresh job; otherwise nothing happens."""

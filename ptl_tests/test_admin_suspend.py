@@ -37,7 +37,7 @@ from ptl_tests.admin_suspend_helpers import (
     SCHED_SUSPENDED,
     SUSPENDED,
     WRONG_RESUME,
-    Kit,
+    SuspendKit,
     maintenance_jobs,
     proc_state,
     qmgr_on_a_terminal,
@@ -76,7 +76,7 @@ def _purge_at_module_end(pbs):
 
 @pytest.fixture
 def kit(request, pbs, cluster, topology):
-    k = Kit(pbs, cluster, topology.users.owner)
+    k = SuspendKit(pbs, cluster, topology.users.owner)
     yield k
     if call_failed(request.node):
         LEFT_BEHIND.extend(k.jobs)  # keep the state for the evidence folder; purged later
@@ -227,7 +227,7 @@ def test_on_a_multi_vnode_host_only_the_vnodes_of_the_job_enter_maintenance(kit,
     nodes = wait_nodes(pbs, {first: (MAINT, [job.job_id]), second: (MAINT, [job.job_id])})
     assert {n: (states(nodes[n]), maintenance_jobs(nodes[n])) for n in untouched} == {n: (FREE, []) for n in untouched}
     # The scheduler still uses the host's other vnodes.
-    other = pbs.jobs.status(kit.running(f"1:ncpus=1:host={multi.name}"))
+    other = pbs.jobs.status(kit.running(select=f"1:ncpus=1:host={multi.name}"))
     assert not {first, second} & set(vnodes_of(other["exec_vnode"])), other["exec_vnode"]
 
     kit.admin(job.job_id, "admin-resume")
@@ -273,12 +273,12 @@ def test_the_wrong_resume_signal_is_rejected_and_changes_nothing(kit, pbs, topol
 @pytest.mark.guards("AS-2")
 def test_admin_suspend_of_a_job_that_is_not_running_is_rejected(kit, pbs, topology) -> None:
     (host,) = topology.plain_hosts(1)
-    held = kit.submit(f"1:ncpus=1:host={host}", args=["-h"])
+    held = kit.submit(select=f"1:ncpus=1:host={host}", args=["-h"])
     res = kit.qsig(held, "admin-suspend")
     assert (res.ok, res.stderr) == (False, cli_error("qsig", BADSTATE, held))
     assert pbs.jobs.status(held)["job_state"] == "H"
 
-    running = kit.running(f"1:ncpus=1:host={host}")
+    running = kit.running(select=f"1:ncpus=1:host={host}")
     kit.admin(running, "admin-suspend")
     again = kit.qsig(running, "admin-suspend")  # already admin-suspended
     assert (again.ok, again.stderr) == (False, cli_error("qsig", BADSTATE, running))
@@ -322,7 +322,7 @@ def test_unprivileged_users_cannot_admin_suspend_or_resume_but_operators_and_man
 @pytest.mark.guards("AS-4")
 def test_maintenance_jobs_is_read_only_for_everyone_and_shown_to_managers_only(kit, pbs, cluster, topology) -> None:
     (host,) = topology.plain_hosts(1)
-    job = kit.running(f"1:ncpus=1:host={host}")
+    job = kit.running(select=f"1:ncpus=1:host={host}")
     kit.admin(job, "admin-suspend")
     wait_nodes(pbs, {host: (MAINT, [job])})
 
@@ -380,14 +380,14 @@ def test_no_job_starts_on_a_maintenance_vnode_and_queued_work_runs_after_admin_r
     # localssd, when the cluster has one, adds a job that asks for the resource instead of the name.
     ssd = topology.vnodes_with("localssd")
     node = ssd[0] if ssd else topology.plain_hosts(1)[0]
-    held_id = kit.running(f"1:ncpus=1:vnode={node}")
+    held_id = kit.running(select=f"1:ncpus=1:vnode={node}")
     kit.admin(held_id, "admin-suspend")
     nodes = wait_nodes(pbs, {node: (MAINT, [held_id])})
     free_cpus = nodes[node]["resources_available"]["ncpus"] - nodes[node].get("resources_assigned", {}).get("ncpus", 0)
     assert free_cpus >= 1  # the suspended job released its cpu: there is room, only maintenance is in the way
 
-    pinned = kit.submit(f"1:ncpus=1:vnode={node}")
-    waiting = [(pinned, "vnode")] + ([(kit.submit("1:ncpus=1:localssd=1"), "localssd")] if ssd else [])
+    pinned = kit.submit(select=f"1:ncpus=1:vnode={node}")
+    waiting = [(pinned, "vnode")] + ([(kit.submit(select="1:ncpus=1:localssd=1"), "localssd")] if ssd else [])
     for job_id, resource in waiting:
         job = wait_until(
             lambda j=job_id: pbs.jobs.status(j),
@@ -421,8 +421,8 @@ def test_a_preempted_job_never_puts_its_node_into_maintenance_and_is_not_resumed
     pbs.server.qmgr(f"create queue {queue} queue_type=execution,priority={prio},enabled=True,started=True")
     try:
         ncpus = pbs.nodes.status(host)["resources_available"]["ncpus"]
-        low_id = kit.running(f"1:ncpus={ncpus}:host={host}")
-        high = kit.submit(f"1:ncpus={ncpus}:host={host}", queue=queue)
+        low_id = kit.running(select=f"1:ncpus={ncpus}:host={host}")
+        high = kit.submit(select=f"1:ncpus={ncpus}:host={host}", queue=queue)
         pbs.jobs.wait(high, job_state="R", substate=RUNNING, timeout=60)
         pbs.jobs.wait(low_id, job_state="S", substate=SCHED_SUSPENDED, timeout=30)
         wait_nodes(pbs, {host: ({"job-busy"}, [])})  # preemption: no maintenance
@@ -533,12 +533,12 @@ def test_qrerun_force_requeues_an_admin_suspended_job_and_frees_its_vnodes(kit, 
 @pytest.mark.guards("AS-1")
 def test_a_node_offlined_during_maintenance_stays_offline_after_admin_resume(kit, pbs, cluster, topology) -> None:
     (host,) = topology.plain_hosts(1)
-    job = kit.running(f"1:ncpus=1:host={host}")
+    job = kit.running(select=f"1:ncpus=1:host={host}")
     kit.admin(job, "admin-suspend")
     try:
         pbs.nodes.offline(host, comment="admin_suspend suite: maintenance")
         wait_nodes(pbs, {host: ({"offline", "maintenance"}, [job])})
-        waiting = kit.submit(f"1:ncpus=1:host={host}")
+        waiting = kit.submit(select=f"1:ncpus=1:host={host}")
 
         kit.admin(job, "admin-resume")
         pbs.jobs.wait(job, job_state="R", substate=RUNNING, timeout=10)
@@ -581,7 +581,7 @@ def subjob_ids(array_id: str, indices: range) -> list[str]:
 @pytest.mark.guards("AS-2", "AS-4")
 def test_admin_suspended_subjobs_stay_suspended_across_a_server_restart(kit, pbs, topology, conformance) -> None:
     (host,) = topology.plain_hosts(1)
-    array = kit.submit(f"1:ncpus=1:host={host}", array="1-2")
+    array = kit.submit(select=f"1:ncpus=1:host={host}", array="1-2")
     subjobs = subjob_ids(array, range(1, 3))
     for sub in subjobs:
         pbs.jobs.wait(sub, job_state="R", substate=RUNNING, timeout=60)
@@ -633,7 +633,7 @@ def test_a_server_restart_after_the_last_admin_resume_keeps_the_node_out_of_main
     kit, pbs, topology, baseline, conformance
 ) -> None:
     (host,) = topology.plain_hosts(1)
-    job = kit.running(f"1:ncpus=1:host={host}")
+    job = kit.running(select=f"1:ncpus=1:host={host}")
     kit.admin(job, "admin-suspend")
     wait_nodes(pbs, {host: (MAINT, [job])})
     kit.admin(job, "admin-resume")
@@ -717,7 +717,7 @@ def test_a_confirmed_reservation_on_a_maintenance_vnode_is_degraded_then_moved(k
         )
         resv = pbs.resv.wait_state(rid, "RESV_CONFIRMED", timeout=30)
         (vnode,) = vnodes_of(resv["resv_nodes"])
-        job = kit.running(f"1:ncpus=1:vnode={vnode}", resources={"walltime": "00:10:00"})
+        job = kit.running(select=f"1:ncpus=1:vnode={vnode}", resources={"walltime": "00:10:00"})
         since = datetime.now()
 
         kit.admin(job, "admin-suspend")
@@ -752,7 +752,7 @@ def test_a_running_reservation_ends_while_its_job_is_admin_suspended(kit, pbs, c
     kit.admin(job, "admin-suspend")
     wait_nodes(pbs, {vnode: (MAINT, [job])})
     ncpus = pbs.nodes.status(vnode)["resources_available"]["ncpus"]
-    outside = kit.submit(f"1:ncpus={ncpus}:vnode={vnode}")  # needs the whole vnode
+    outside = kit.submit(select=f"1:ncpus={ncpus}:vnode={vnode}")  # needs the whole vnode
 
     # At the reservation's end PBS deletes its jobs: the stopped job dies by SIGKILL.
     done = pbs.jobs.wait(job, job_state="F", timeout=120)
@@ -777,12 +777,12 @@ def test_hooks_see_maintenance_jobs_and_the_maintenance_state(kit, pbs, cluster,
     hook = "as_probe"
     pbs.hooks.create(hook, jobscripts.hook_log_vnode_maintenance(host), {"event": "queuejob", "enabled": True})
     try:
-        job = kit.running(f"1:ncpus=1:host={host}")
+        job = kit.running(select=f"1:ncpus=1:host={host}")
 
         def probe_line() -> str:
             since = datetime.now()
-            name = f"as{len(kit.jobs)}"  # the name Kit.submit gives the next job
-            kit.submit(f"1:ncpus=1:host={host}", args=["-h"])  # queuejob runs the hook
+            name = kit.next_name  # the name the submit below gives its job
+            kit.submit(select=f"1:ncpus=1:host={host}", args=["-h"])  # queuejob runs the hook
             return server_log(cluster).expect(rf"admin_suspend probe {name}: {re.escape(host)} ", since, 10).raw
 
         assert probe_line().endswith("maintenance_jobs=None maintenance=False")

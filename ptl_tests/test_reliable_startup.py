@@ -38,8 +38,8 @@ from ptl_tests.reliable_startup_helpers import (
     SHORT_ALARM,
     SLEEP,
     START_ERROR,
-    Kit,
     Roles,
+    StartupKit,
     assert_assignment,
     assigned_totals,
     chunks_of,
@@ -71,7 +71,7 @@ def roles(topology) -> Roles:
 
 @pytest.fixture
 def kit(pbs, cluster, roles):
-    k = Kit(pbs, cluster, roles)
+    k = StartupKit(pbs, cluster, roles)
     yield k
     k.cleanup()
 
@@ -89,7 +89,7 @@ def short_alarms(pbs, cluster, roles):
     return set_short_alarms(pbs, cluster, roles.primary)
 
 
-def report_job(kit: Kit, name: str, indexes: int = 4) -> str:
+def report_job(kit: StartupKit, name: str, indexes: int = 4) -> str:
     """A job script writing its nodefile, `pbsdsh -n i` for i < indexes and pbs_tmrsh to every host."""
     hosts = list(kit.roles.all_hosts)
     return jobscripts.pruned_job_report(str(kit.cluster.prefix), kit.report_path(name), indexes, hosts, SLEEP)
@@ -152,7 +152,7 @@ class SisterFault:
         return start[self.how](host)
 
 
-def start_with_fault(kit: Kit, nemesis, fault: SisterFault, hooks) -> None:
+def start_with_fault(kit: StartupKit, nemesis, fault: SisterFault, hooks) -> None:
     """Install the test's hooks and the fault on its sister: hook faults before the moms' hook sync,
     silent faults after it (a stopped, partitioned or paused mom cannot receive hook files)."""
     host = kit.roles.sister(fault.sister)
@@ -532,7 +532,7 @@ def begin_reject(sister: int) -> SisterFault:
 
 
 def run_pruned(
-    kit: Kit, nemesis, fault: SisterFault | None, *, keep: str | None = None, event="execjob_launch", **submit
+    kit: StartupKit, nemesis, fault: SisterFault | None, *, keep: str | None = None, event="execjob_launch", **submit
 ):
     """Hooks (pad + prune), the fault, the job; returns (job id, running job, initial exec_vnode)."""
     hooks = {"pad": pad_hook(), "prune": prune_hook(event, keep=keep)}

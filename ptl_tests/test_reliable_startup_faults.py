@@ -50,8 +50,8 @@ from ptl_tests.reliable_startup_helpers import (
     RUNNING,
     START_ERROR,
     UPDATED_NODES,
-    Kit,
     Roles,
+    StartupKit,
     assert_assignment,
     chunks_of,
     expected_prune,
@@ -133,8 +133,8 @@ def chunk_hosts(pbs, roles) -> list[str]:
 
 @pytest.fixture
 def kit(pbs, cluster, roles, chunk_hosts):
-    """The suite's Kit, plus `chunk_hosts`: index 1, 2 are the 2-cpu sisters, 3, 4 the 1-cpu ones."""
-    k = Kit(pbs, cluster, roles)
+    """The suite's StartupKit, plus `chunk_hosts`: index 1, 2 are the 2-cpu sisters, 3, 4 the 1-cpu ones."""
+    k = StartupKit(pbs, cluster, roles)
     k.chunk_hosts = chunk_hosts
     yield k
     k.cleanup()
@@ -158,21 +158,21 @@ def host_vnodes(exec_vnode: str, *hosts: str) -> list[str]:
     return sorted({v for host in hosts for v in vnodes_of(exec_vnode, host)})
 
 
-def listed(kit: Kit, tag: str, what: str) -> list[str]:
+def listed(kit: StartupKit, tag: str, what: str) -> list[str]:
     """The vnodes the suite hook `tag` logged on the primary as found in `what` (vnode_list or
     vnode_list_fail) during this test (hook log lines carry no job id; a test runs one job)."""
     lines = kit.mom.matching(rf"{tag}: found {what}\[", kit.since)
     return sorted({ln.message.split(f"found {what}[", 1)[1].rstrip("]") for ln in lines})
 
 
-def wait_prerun_on(kit: Kit, job_id: str, host: str) -> dict:
+def wait_prerun_on(kit: StartupKit, job_id: str, host: str) -> dict:
     """The job as the server shows it while the primary waits: R, substate 41, `host` assigned."""
     job = kit.pbs.jobs.wait(job_id, job_state="R", substate=PRERUN, timeout=30)
     assert host in hosts_of(job["exec_vnode"]), f"{host} not assigned to {job_id}: {job['exec_vnode']}"
     return job
 
 
-def marker(kit: Kit, tag: str, event: str, host: str | None = None, timeout: float = 60):
+def marker(kit: StartupKit, tag: str, event: str, host: str | None = None, timeout: float = 60):
     """The "<tag> <event> on <host>: started" line of a probe hook in that host's mom log (the
     primary's by default)."""
     host = host or kit.primary
