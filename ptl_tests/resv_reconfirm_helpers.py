@@ -1,4 +1,4 @@
-"""Helpers of the reservation-reconfirmation suite (test_resv_reconfirm.py).
+"""Helpers of the reservation-reconfirmation suite (the ptl_tests/resv_reconfirm/ package).
 
 Reservations are steered with the vnode `priority` attribute (the scheduler's node_sort_key is
 "sort_priority HIGH"): the test names the hosts it wants in order, the reservation lands on the
@@ -31,6 +31,14 @@ from pbs_harness.topology import Topology
 from pbs_harness.waits import wait_until
 
 SLEEP = 900  # seconds: longer than any test; jobs are deleted by the baseline restore
+
+# Shared by the test modules of ptl_tests/resv_reconfirm/: times (seconds), the standing rule.
+RETRY = 10  # reserve_retry_time for the tests (seconds); the default 600 is tested on its own
+DEFAULT_RETRY = 600  # RESV_RETRY_TIME_DEFAULT, src/include/pbs_internal.h
+FAR = 3600  # start of a reservation that must stay confirmed-not-running during the test
+SHORT = 12  # start of a reservation that must run during the test
+LONG = 900  # duration of reservations (they are deleted by the baseline restore)
+HOURLY = "FREQ=HOURLY;COUNT=3"
 
 # Reservation states as pbs_rstat -F prints them, and substates (enum in src/include/pbs_ifl.h).
 CONFIRMED, RUNNING, DEGRADED, IN_CONFLICT = "RESV_CONFIRMED", "RESV_RUNNING", "RESV_DEGRADED", "RESV_IN_CONFLICT"
