@@ -1,4 +1,4 @@
-"""Helpers of the admin-suspend suite (test_admin_suspend.py).
+"""Helpers of the admin-suspend suite (the ptl_tests/admin_suspend package).
 
 A `SuspendKit` (ptl_tests/kit.py) per test submits the jobs (plain sleeps, or sleepers whose PIDs are
 recorded so their processes can be watched with ps on their hosts), sends qsig as an admin, and cleans
@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pbs_harness.cluster import Cluster
+from pbs_harness.evidence.accounting import AccountingReader
 from pbs_harness.pbs.client import Pbs
 from pbs_harness.pbs.nodes import states
 from pbs_harness.pbs.parsers import parse_exec_vnode
@@ -33,8 +34,39 @@ ATTRRO = "Cannot set attribute, read only or insufficient permission "  # msg_at
 BAD_NODE_VALUE = "Illegal value for node"  # msg_badnodeatval, PBSE_BADNDATVAL (+ " <attribute>")
 JOBEXIST = "Job with requested ID already exists"  # msg_jobexist, PBSE_JOBEXIST
 
+FREE = {"free"}
+MAINT = {"maintenance"}
+
 
 SLEEP = 600  # seconds: longer than any test, the jobs are deleted at the end
+
+# Jobs (and work directories) of failed tests: they stay for the evidence and the harness's
+# restore. One list for all the suite's modules: the job history is purged before any server
+# restart of the suite (purge_left_behind) and, with the directories, at the end of each of its
+# modules (admin_suspend/conftest.py); see the module's docstring for why the history matters.
+LEFT_BEHIND: list[str] = []
+LEFT_DIRS: list[str] = []
+
+
+def purge_left_behind(kit_or_pbs) -> None:
+    pbs = getattr(kit_or_pbs, "pbs", kit_or_pbs)
+    while LEFT_BEHIND:
+        job_id = LEFT_BEHIND.pop()
+        pbs.jobs.delete(job_id, force=True)
+        pbs.jobs.forget(job_id)
+
+
+def accounting(cluster) -> AccountingReader:
+    return AccountingReader(cluster.server, str(cluster.pbs_home))
+
+
+def cli_error(cmd: str, message: str, job_id: str) -> str:
+    """What a job command prints for a server error (src/lib/Libcmds/err_handling.c prt_job_err)."""
+    return f"{cmd}: {message} {job_id}\n"
+
+
+def chunks_on(hosts: list[str]) -> str:
+    return "+".join(f"1:ncpus=1:host={h}" for h in hosts)
 
 
 def maintenance_jobs(node: Mapping[str, Any]) -> list[str]:

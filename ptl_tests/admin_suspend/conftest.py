@@ -1,0 +1,29 @@
+"""Fixtures of the admin-suspend suite: each test's `kit` (a SuspendKit) and, at each module's end,
+the purge of what failed tests left (the jobs and directories in admin_suspend_helpers.LEFT_BEHIND
+and LEFT_DIRS, shared by all the suite's modules)."""
+
+from __future__ import annotations
+
+import pytest
+
+from pbs_harness.plugin import call_failed
+from ptl_tests.admin_suspend_helpers import LEFT_BEHIND, LEFT_DIRS, SuspendKit, purge_left_behind
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _purge_at_module_end(pbs):
+    yield
+    purge_left_behind(pbs)
+    while LEFT_DIRS:
+        pbs.cluster.client.run(["rm", "-rf", LEFT_DIRS.pop()])
+
+
+@pytest.fixture
+def kit(request, pbs, cluster, topology):
+    k = SuspendKit(pbs, cluster, topology.users.owner)
+    yield k
+    if call_failed(request.node):
+        LEFT_BEHIND.extend(k.jobs)  # keep the state for the evidence folder; purged later
+        LEFT_DIRS.append(k.dir)
+    else:
+        k.cleanup()
