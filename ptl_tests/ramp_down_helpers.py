@@ -1,4 +1,4 @@
-"""Helpers of the node ramp-down suite (test_ramp_down.py): the hosts and users it uses by role and
+"""Helpers of the node ramp-down suite (ptl_tests/ramp_down/): the hosts and users it uses by role and
 the select strings built from them, hook bodies, a stageout that lasts until the test lets it finish,
 the custom resources the keep_select (-k) tests request, a record of what pbsdsh tasks see
 (mpiprocs/ompthreads), and the server's rules for what -k keeps.

@@ -1,0 +1,48 @@
+"""Cleanup on the released host (RD-1): its epilogue and end hooks run, the job's files go."""
+
+from __future__ import annotations
+
+import pytest
+
+from pbs_harness.evidence.logs import mom_log
+from pbs_harness.waits import wait_until
+from ptl_tests.ramp_down.jobs import start_job
+from ptl_tests.ramp_down_helpers import hook_log_event_on_this_host
+
+pytestmark = [pytest.mark.acceptance, pytest.mark.ramp_down, pytest.mark.needs_moms(3)]
+
+
+@pytest.mark.spec("RD-1")
+@pytest.mark.guards("RD-1")
+def test_released_host_cleanup_runs_epilogue_and_end_hooks(pbs, cluster, roles, conformance) -> None:
+    for event in ("execjob_epilogue", "execjob_end"):
+        name = f"rd_{event.split('_')[1]}"
+        pbs.hooks.create(name, hook_log_event_on_this_host("ramp_down hook"), {"event": event, "enabled": True})
+    job_id, _before, since = start_job(pbs, cluster, roles)
+    host = cluster.hosts[roles.plain]
+    home = str(cluster.pbs_home)
+    tmpdir = f"/var/tmp/pbs.{job_id}"  # noqa: S108 - the job's TMPDIR made by the mom, only looked at
+
+    def job_files() -> list[str]:
+        return host.run(f"ls -d {home}/mom_priv/jobs/{job_id}.* {tmpdir} 2>/dev/null").stdout.split()
+
+    present = job_files()
+    assert tmpdir in present, present
+    assert any("/mom_priv/jobs/" in p for p in present), present
+
+    assert pbs.jobs.release_nodes(job_id, [roles.plain], user=roles.owner).ok
+    plain_log = mom_log(cluster, roles.plain)
+    plain_log.expect(f"Job;{job_id};DELETE_JOB2 received", since, timeout=30)
+    plain_log.expect(f"ramp_down hook rd_epilogue on {roles.plain}", since, timeout=30)
+    pbs.nodes.wait_state([roles.plain], "free", timeout=30)
+    wait_until(job_files, lambda p: not p, timeout=30, describe="job files and TMPDIR gone")
+    end_line = plain_log.expect(f"ramp_down hook rd_end on {roles.plain}", since, timeout=30)
+    conformance.difference(
+        "RD-1",
+        spec_says="when every vnode of a host is released ... the execjob_end hook will not execute on the host",
+        openpbs_does="the execjob_end hook runs on the released host (after execjob_epilogue)",
+        evidence=end_line.raw,
+    )
+    assert pbs.jobs.status(job_id)["job_state"] == "R"
+    # the primary and the other sister keep the job: no end hook there yet
+    mom_log(cluster, roles.multi).absent("ramp_down hook rd_end", since)

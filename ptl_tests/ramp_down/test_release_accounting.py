@@ -1,0 +1,127 @@
+"""The accounting records of a release (RD-3, RD-4, RD-5): the 'c' record's names, the 'e' and 'E'
+records after a release, and the released sister's usage in the job's totals."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from pbs_harness.evidence.accounting import walltime_seconds
+from pbs_harness.evidence.logs import mom_log
+from pbs_harness.pbs.parsers import size_kb
+from pbs_harness.waits import wait_until
+from ptl_tests import jobscripts
+from ptl_tests.ramp_down.evidence import accounting
+from ptl_tests.ramp_down.jobs import SLEEP, start_job
+
+pytestmark = [pytest.mark.acceptance, pytest.mark.ramp_down, pytest.mark.needs_moms(3)]
+
+BURN = 4  # seconds of wall time the burning task keeps a cpu busy
+DEFAULT_MAX_CHECK_POLL = 120  # seconds: MAX_CHECK_POLL_TIME, src/include/mom_func.h
+
+
+@pytest.mark.spec("RD-4")
+@pytest.mark.guards("RD-4")
+def test_continue_record_carries_the_new_request_under_its_shipped_names(pbs, roles, running_job, conformance) -> None:
+    """The spec's 'c' example names the next phase's request `updated_Resource_List.*` and its usage
+    `resources_used_incr.*`; shipped, the record repeats the job's new Resource_List under its own
+    name, adds `resource_assigned.*` (the new assignment's totals) and carries no usage at all."""
+    job_id, _before, since = running_job
+    assert pbs.jobs.release_nodes(job_id, [roles.plain], user=roles.owner).ok
+    after = pbs.jobs.status(job_id)
+    _u, c = accounting(pbs).wait_for(job_id, "uc", 2, since, timeout=30)
+    assert c.type == "c"
+    for name in ("select", "ncpus", "nodect", "place"):
+        assert c.resource_list[name] == str(after["Resource_List"][name]), name
+    assert size_kb(c.resource_list["mem"]) == size_kb(after["Resource_List"]["mem"])
+    assigned = {k.split(".", 1)[1]: v for k, v in c.fields.items() if k.startswith("resource_assigned.")}
+    assert int(assigned["ncpus"]) == int(after["Resource_List"]["ncpus"]), assigned
+    renamed = sorted(k for k in c.fields if k.startswith(("updated_Resource_List.", "resources_used_incr.")))
+    assert renamed == [], renamed
+    assert not c.resources_used
+    conformance.difference(
+        "RD-4",
+        spec_says="'c' record: updated_Resource_List.select=... resources_used_incr.cpupercent=... (spec example)",
+        openpbs_does="'c' record: Resource_List.* of the new phase and resource_assigned.*; no "
+        "updated_Resource_List.* and no resources_used_incr.* (nor any resources_used.*)",
+        evidence=c.raw[:600],
+    )
+
+
+@pytest.mark.spec("RD-1", "RD-5")
+@pytest.mark.guards("RD-5")
+def test_end_records_after_a_release(pbs, roles, running_job) -> None:
+    """'e' closes the last phase with the pruned assignment; 'E' keeps the original request."""
+    job_id, before, since = running_job
+    assert pbs.jobs.release_nodes(job_id, [roles.plain], user=roles.owner).ok
+    after = pbs.jobs.status(job_id)
+    assert pbs.jobs.delete(job_id, user=roles.owner).ok
+    pbs.jobs.wait(job_id, job_state="F", timeout=60)
+    records = accounting(pbs).wait_for(job_id, "ucE", 3, since, timeout=30)
+    e_records = accounting(pbs).of(job_id, "e", since)
+    end = records[-1]
+    assert end.type == "E"
+    assert int(end.resource_list["ncpus"]) == int(before["Resource_List"]["ncpus"])
+    assert size_kb(end.resource_list["mem"]) == size_kb(before["Resource_List"]["mem"])
+    assert len(e_records) == 1
+    assert e_records[0].fields["exec_vnode"] == after["exec_vnode"]
+    u = records[0]
+    walltime = {r.type: walltime_seconds(r.resources_used["walltime"]) for r in (u, e_records[0], end)}
+    # the phases add up to the whole job (each value is rounded down to a second)
+    assert walltime["E"] - 2 <= walltime["u"] + walltime["e"] <= walltime["E"], walltime
+
+
+@pytest.mark.spec("RD-3", "RD-5")
+@pytest.mark.guards("RD-3", "RD-5")
+def test_released_sisters_usage_stays_in_the_jobs_totals(pbs, cluster, roles, conformance) -> None:
+    """A task on the plain sister burns cpu (the job's only cpu time); released, the sister reports its usage
+    to the primary ("<host> cput=... mem=..."). The 'u' record of the phase it ended holds at least the
+    usage the job showed when it was released, and the 'E' record's totals hold the sister's final report."""
+    # A sister reports the usage it tallied at its last poll (DELETE_JOB2 takes no new sample):
+    # poll every second or two on the job's hosts so the burn is tallied soon after it.
+    for host in (roles.primary, roles.plain):
+        pbs.mom_config.set_options(cluster.hosts[host], {"$min_check_poll": 1, "$max_check_poll": 2})
+    script = jobscripts.sleep_on_every_chunk_and_burn_on(str(cluster.prefix), roles.plain, BURN, SLEEP)
+    job_id, _before, since = start_job(pbs, cluster, roles, script=script)
+    # Only the plain sister burns: once the job shows cpu time, the sister has tallied and reported it.
+    # Bounded by a poll at the default $max_check_poll (120 s) in case the HUP did not move the next one.
+    tallied = wait_until(
+        lambda: pbs.jobs.status(job_id),
+        lambda j: walltime_seconds(j.get("resources_used", {}).get("cput", "0")) >= 2,
+        timeout=DEFAULT_MAX_CHECK_POLL + 30,
+        describe=f"the burn on {roles.plain} tallied in {job_id}'s resources_used.cput",
+    )
+    shown_cput = walltime_seconds(tallied["resources_used"]["cput"])
+    assert pbs.jobs.release_nodes(job_id, [roles.plain], user=roles.owner).ok
+    ms_log = mom_log(cluster, roles.primary)
+    line = ms_log.expect(rf"Job;{re.escape(job_id)};{roles.plain} cput=\d\d:\d\d:\d\d mem=\d+kb$", since, 30)
+    sister_cput = walltime_seconds(re.search(r"cput=(\S+)", line.message)[1])
+    assert sister_cput >= 1, line.raw  # it burned a cpu for BURN seconds
+    u, _c = accounting(pbs).wait_for(job_id, "uc", 2, since, timeout=30)
+    # The server writes 'u' as it accepts the release (free_sister_vnodes, node_manager.c), from the
+    # usage the primary last reported: the sister's final report reaches the primary only afterwards.
+    u_cput = walltime_seconds(u.resources_used["cput"])
+    assert u_cput >= shown_cput, (u.resources_used, tallied["resources_used"])
+    if u_cput < sister_cput:
+        conformance.difference(
+            "RD-3",
+            spec_says="the 'u' record holds the resources used during the phase it concludes",
+            openpbs_does="the 'u' record holds the usage last reported before the release; the released "
+            "sister's final report (DELETE_JOB2) is counted only in the job's later totals ('E')",
+            evidence=f"u resources_used.cput={u.resources_used['cput']}; primary mom: {line.raw}",
+        )
+
+    assert pbs.jobs.delete(job_id, user=roles.owner).ok
+    pbs.jobs.wait(job_id, job_state="F", timeout=60)
+    records = accounting(pbs).wait_for(job_id, "ucE", 3, since, timeout=30)
+    end = records[-1]
+    (last,) = accounting(pbs).of(job_id, "e", since)
+    cput = {r.type: walltime_seconds(r.resources_used["cput"]) for r in (u, last, end)}
+    assert end.type == "E"
+    assert cput["E"] >= sister_cput, cput
+    # The spec leaves summing 'u' and 'e' to the log parser: they add up to the total within the
+    # rounding of each phase's sample to a second (seen: u 2 + e 2 against E 3), plus what the sister
+    # burned after its last report and before the release, which 'u' does not hold (see above).
+    unreported = max(0, sister_cput - u_cput)
+    assert abs(cput["E"] - (cput["u"] + cput["e"])) <= 2 + unreported, (cput, unreported)
