@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from pbs_harness import baseline as baseline_mod
-from pbs_harness import defects, precheck, project, session_lock, testrun
+from pbs_harness import defects, outcome, precheck, project, session_lock, testrun
 from pbs_harness import inventory as inventory_mod
 from pbs_harness import topology as topology_mod
 from pbs_harness.cluster import Cluster
@@ -61,7 +61,6 @@ def _warn_repair(text: str) -> None:
     warnings.warn(text, BaselineRepairWarning, stacklevel=2)
 
 
-REPORTS_KEY = pytest.StashKey[dict[str, pytest.TestReport]]()
 EVIDENCE_KEY = pytest.StashKey[list[str]]()
 
 
@@ -98,17 +97,8 @@ def pytest_configure(config: pytest.Config) -> None:
 @pytest.hookimpl(wrapper=True, tryfirst=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[pytest.TestReport]:
     report = yield
-    if report.when == "setup":  # a new attempt (pbs_harness.defect_retry): forget the last one's
-        item.stash[REPORTS_KEY] = {}
-    item.stash.setdefault(REPORTS_KEY, {})[report.when] = report
+    outcome.record(item, report)
     return report
-
-
-def call_failed(node: pytest.Item) -> bool:
-    """Whether the test's own body (its call phase) failed: for fixtures that keep a failed test's
-    state for the evidence instead of cleaning it up."""
-    call = node.stash.get(REPORTS_KEY, {}).get("call")
-    return call is not None and call.failed
 
 
 def _named(config: pytest.Config) -> str | None:
@@ -440,9 +430,9 @@ def harness_test(request: pytest.FixtureRequest, pbs: Pbs, baseline: baseline_mo
     try:
         yield nemesis
     finally:
-        reports = request.node.stash.get(REPORTS_KEY, {})
+        reports = outcome.reports(request.node)
         # A known defect's xfail keeps its evidence too: it is an observation of OpenPBS.
-        failed = any(r.failed for r in reports.values()) or DEFECT_KEY in request.node.stash
+        failed = outcome.failed(request.node) or DEFECT_KEY in request.node.stash
         folder = None
         if failed:
             name = collect.folder_name(request.node.nodeid)

@@ -21,10 +21,10 @@ import pytest
 
 from pbs_harness.evidence.accounting import AccountingReader
 from pbs_harness.evidence.logs import mom_log, sched_log, server_log
+from pbs_harness.outcome import call_failed
 from pbs_harness.pbs.base import parse_json
 from pbs_harness.pbs.nodes import states
 from pbs_harness.pbs.parsers import vnodes_of
-from pbs_harness.plugin import call_failed
 from pbs_harness.waits import wait_until
 from ptl_tests import jobscripts
 from ptl_tests.admin_suspend_helpers import (
