@@ -8,7 +8,6 @@ verified — a test that leaks state it cannot restore fails in teardown naming 
 
 from __future__ import annotations
 
-import contextlib
 import os
 import signal
 import threading
@@ -359,15 +358,6 @@ def _evidence_root(config: pytest.Config) -> Path:
     return root
 
 
-def _dirty(snap: baseline_mod.Snapshot) -> list[str]:
-    not_free = sorted(n for n, attrs in snap.nodes.items() if attrs.get("state") != "free")
-    return (
-        ([f"vnodes not free: {', '.join(not_free)}"] if not_free else [])
-        + ([f"jobs: {', '.join(snap.jobs)}"] if snap.jobs else [])
-        + ([f"reservations: {', '.join(snap.reservations)}"] if snap.reservations else [])
-    )
-
-
 def _environment(pbs: Pbs) -> dict[str, object]:
     """What the conformance report is headed with: OpenPBS version and build, the cluster."""
     server = pbs.server.status()
@@ -399,20 +389,10 @@ def baseline(pbs: Pbs, pytestconfig: pytest.Config) -> baseline_mod.Snapshot:
         from pbs_harness.conformance import recorder
 
         recorder.record_environment(pytestconfig, _environment(pbs))
-    snap = baseline_mod.take(pbs)
-    if _dirty(snap):
-        # Leftover work of an interrupted run: clear it and give the nodes PBS's own time to come back.
-        baseline_mod.clear_workload(pbs)
-        with contextlib.suppress(AssertionError):
-            pbs.nodes.wait_state(list(snap.nodes), "free", timeout=90)
-        snap = baseline_mod.take(pbs)
-    # Hooks an earlier run deleted but a mom kept (see baseline.stale_mom_hooks).
-    leftover = baseline_mod.repair_stale_mom_hooks(pbs)
-    if leftover is not None:
-        _warn_repair(f"at session start: {leftover.describe()}")
-    if _dirty(snap):
+    snap = baseline_mod.take_at_session_start(pbs, repaired=_warn_repair)
+    if baseline_mod.dirty(snap):
         pytest.fail(
-            "cluster is not at a clean baseline at session start (" + "; ".join(_dirty(snap)) + "); "
+            "cluster is not at a clean baseline at session start (" + "; ".join(baseline_mod.dirty(snap)) + "); "
             "run `pbs-harness deploy` (or playbooks/reset.yml) first",
             pytrace=False,
         )
