@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from pbs_harness import baseline as baseline_mod
-from pbs_harness import defects, outcome, precheck, project, session_lock, testrun
+from pbs_harness import defects, outcome, precheck, project, providers, session_lock, testrun
 from pbs_harness import inventory as inventory_mod
 from pbs_harness import topology as topology_mod
 from pbs_harness.cluster import Cluster
@@ -27,7 +27,6 @@ from pbs_harness.defect_retry import DEFECT_KEY, attempt_of, uses_cluster
 from pbs_harness.errors import HarnessError, UnreachableError
 from pbs_harness.evidence import collect
 from pbs_harness.faults import Nemesis
-from pbs_harness.localcluster import state as localstate
 from pbs_harness.pbs.client import Pbs
 from pbs_harness.transport import CommandResult
 from pbs_harness.waits import WaitTimeout
@@ -108,21 +107,17 @@ def _named(config: pytest.Config) -> str | None:
     return "PBS_HARNESS_INVENTORY" if given == os.environ.get("PBS_HARNESS_INVENTORY") else "--inventory"
 
 
-def _is_local_inventory(path: Path) -> bool:
-    return (path / "cluster.py").exists()
-
-
 def _not_ours_reason(config: pytest.Config, path: Path) -> str | None:
     """Why the default inventory's local cluster is not this checkout's to test, or None.
 
     The local cluster's state is machine-wide: without this, a second clone's `make test` would run
     its suites on whatever cluster another clone brought up. An inventory named explicitly is used
     whoever brought it up."""
-    if _named(config) or not _is_local_inventory(path):
+    if _named(config):
         return None
-    st = localstate.load()
+    st = providers.of_path(path).brought_up()
     if st is None:
-        return None  # loading the inventory says the cluster is not up
+        return None  # not brought up by the harness, or not up: loading the inventory says so
     here = project.checkout()
     if st.owner == here:
         return None
@@ -164,9 +159,9 @@ def _unavailable_reason(config: pytest.Config, *, reach: bool = True) -> str | N
     not_ours = _not_ours_reason(config, path)
     if not_ours:
         return not_ours
-    # The local cluster shares this machine's OpenPBS: say first when it is missing (before loading the
-    # inventory, which fails while the cluster is down).
-    if _is_local_inventory(path):
+    # A cluster that shares this machine's OpenPBS: say first when it is missing (before loading the
+    # inventory, which the local one refuses while its cluster is down).
+    if providers.of_path(path).shares_openpbs:
         missing = _no_openpbs_reason(inventory_mod.declared_openpbs_prefix(path))
         if missing:
             return missing
@@ -174,7 +169,7 @@ def _unavailable_reason(config: pytest.Config, *, reach: bool = True) -> str | N
         inv = _load_inventory(config, path)
     except HarnessError as exc:
         return f"{testrun.SKIP_NO_INVENTORY}: {exc.message}: {exc.hint}"
-    if inv.is_local_cluster:
+    if inv.provider.shares_openpbs:
         missing = _no_openpbs_reason(inv.openpbs_prefix)
         if missing:
             return missing
@@ -182,7 +177,7 @@ def _unavailable_reason(config: pytest.Config, *, reach: bool = True) -> str | N
 
 
 def _no_openpbs_reason(prefix: Path) -> str | None:
-    """Why a local cluster cannot run here when OpenPBS is not installed under `prefix` on this machine."""
+    """Why a cluster sharing this machine's OpenPBS cannot run here when it is not installed under `prefix`."""
     if (prefix / "bin" / "qstat").exists():
         return None
     return (
@@ -195,7 +190,7 @@ def describe_target(config: pytest.Config) -> str:
     """What the suites will run against (call once `_unavailable_reason(config, reach=False)` is None)."""
     path = project.inventory_path(config.getoption("--inventory"))
     named = _named(config)
-    st = localstate.load() if _is_local_inventory(path) else None
+    st = providers.of_path(path).brought_up()
     if st is not None:
         if named is None:
             return f"{st.label}, brought up by this checkout"
@@ -235,12 +230,12 @@ def _unreachable_reason(inv: inventory_mod.Inventory) -> str | None:
     try:
         inventory_mod.check_reachable(inv, timeout=5)
     except UnreachableError as exc:
-        if not inv.is_local_cluster:
+        if not inv.provider.brings_up:
             # Not ours to repair: the advice is the inventory's, never `pbs-harness up`.
             return f"{testrun.SKIP_UNREACHABLE} ({exc.message}): {exc.hint}"
-        # A killed run can leave a local host paused or cut off: heal, then judge.
+        # A killed run can leave a host paused or cut off: heal, then judge.
         try:
-            _heal_local_hosts(inv, list(inv.hosts))
+            inv.provider.heal({name: host.vars for name, host in inv.hosts.items()})
             inventory_mod.check_reachable(inv, timeout=5)
         except HarnessError as again:
             return f"{testrun.SKIP_UNREACHABLE} ({again.message}): run `pbs-harness up` (it repairs the local cluster)"
@@ -250,9 +245,10 @@ def _unreachable_reason(inv: inventory_mod.Inventory) -> str | None:
 
 
 def _remote_reason(inv: inventory_mod.Inventory) -> str | None:
-    """For a cluster other than ours: why its hosts cannot be tested over SSH (login, OpenPBS), or None."""
-    if inv.is_local_cluster:
-        return None  # OpenPBS was checked on this machine, which the local hosts share
+    """For hosts that do not share this machine's OpenPBS: why they cannot be tested over SSH (login,
+    OpenPBS), or None."""
+    if inv.provider.shares_openpbs:
+        return None  # OpenPBS was checked on this machine
     try:
         precheck.check_openpbs_remote(inv)
     except UnreachableError as exc:
@@ -329,19 +325,6 @@ def topology(inventory: inventory_mod.Inventory, pbs: Pbs) -> topology_mod.Topol
     return topology_mod.build(inventory, pbs.nodes.all())
 
 
-def _heal_local_hosts(inv: inventory_mod.Inventory, names: list[str]) -> None:
-    """Undo faults a previous, killed run may have left on local hosts (Jepsen: heal in setup too),
-    in the local cluster the inventory records."""
-    from pbs_harness.localcluster import hostproc, provider
-
-    for name in names:
-        host = provider.inventory_host(name, inv.hosts[name].vars)
-        host.resume()
-        host.heal()
-        if not hostproc.is_running(host.spec):
-            host.boot()
-
-
 RUN_STAMP = datetime.now().strftime("run-%Y%m%d-%H%M%S")
 
 
@@ -383,8 +366,8 @@ def _cluster_name(pbs: Pbs) -> str:
 @pytest.fixture(scope="session")
 def baseline(pbs: Pbs, pytestconfig: pytest.Config) -> baseline_mod.Snapshot:
     """Snapshot of the deployed cluster at session start, after healing leftovers of killed runs."""
-    if pbs.cluster.inventory.is_local_cluster:
-        _heal_local_hosts(pbs.cluster.inventory, list(pbs.cluster.hosts))
+    inv = pbs.cluster.inventory
+    inv.provider.heal({name: inv.hosts[name].vars for name in pbs.cluster.hosts})
     if pytestconfig.pluginmanager.has_plugin("pbs_harness.conformance.recorder"):
         from pbs_harness.conformance import recorder
 

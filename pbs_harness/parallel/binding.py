@@ -116,13 +116,7 @@ def _write_json(path: Path, data: dict[str, Any]) -> None:
 
 def cluster_name(inv: Any) -> str:
     """A local cluster's host-name prefix (pa, pab, pbsh), else the server host's name."""
-    if inv.is_local_cluster:
-        from pbs_harness.localcluster import provider, state
-
-        st = state.load(provider.state_dir_of(inv.server.vars))
-        if st is not None:
-            return st.prefix
-    return str(inv.server.name)
+    return inv.provider.cluster_name(inv.server.vars) or str(inv.server.name)
 
 
 def session_cluster_name(config: pytest.Config) -> str | None:
