@@ -123,14 +123,13 @@ def session_cluster_name(config: pytest.Config) -> str | None:
     """The name of the cluster this session tests, once its inventory loads; None without one."""
     if NAME_KEY in config.stash:
         return config.stash[NAME_KEY] or None
-    from pbs_harness import plugin, project
+    from pbs_harness import availability
     from pbs_harness.errors import HarnessError
 
     name = ""
     try:
-        if plugin._unavailable_reason(config, reach=False) is None:
-            inv = plugin._load_inventory(config, project.inventory_path(config.getoption("--inventory")))
-            name = cluster_name(inv)
+        if availability.unavailable_reason(config, reach=False) is None:
+            name = cluster_name(availability.session_inventory(config))
     except (HarnessError, OSError, ValueError):
         pass  # no usable inventory: the inventory fixture skips with the reason
     config.stash[NAME_KEY] = name
@@ -153,13 +152,13 @@ def cluster_of(report: pytest.TestReport) -> str | None:
 
 def targets_line(config: pytest.Config) -> str:
     """The controller's header: every worker's cluster (read from its inventory), or why it has none."""
-    from pbs_harness import plugin, project
+    from pbs_harness import availability, project
     from pbs_harness.errors import HarnessError
 
     parts = []
     for index, given in enumerate(config.option.worker_inventories):
         try:
-            inv = plugin._load_inventory(config, project.inventory_path(given))
+            inv = availability.load_inventory(config, project.inventory_path(given))
             what = f"server {inv.server.name}, {len(inv.hosts)} hosts, {inv.path}"
             parts.append(f"gw{index} {cluster_name(inv)} ({what})")
         except HarnessError as exc:
