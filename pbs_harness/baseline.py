@@ -7,6 +7,7 @@ no jobs or reservations. Volatile counters (state_count, resources_assigned, tim
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -14,6 +15,7 @@ from typing import Any
 from pbs_harness.pbs.base import qmgr_value
 from pbs_harness.pbs.client import Pbs
 from pbs_harness.pbs.parsers import size_kb
+from pbs_harness.pbs.server import VnodesNotReported
 from pbs_harness.waits import WaitTimeout, wait_until
 
 VOLATILE_SERVER = {
@@ -87,6 +89,32 @@ def diff(base: Snapshot, now: Snapshot) -> list[str]:
         if now.mom_configs.get(host) != text:
             out.append(f"mom config of {host} differs from baseline")
     return out
+
+
+def dirty(snap: Snapshot) -> list[str]:
+    """Why a snapshot is no baseline to restore to (vnodes not free, jobs, reservations); empty when it is one."""
+    not_free = sorted(n for n, attrs in snap.nodes.items() if attrs.get("state") != "free")
+    return (
+        ([f"vnodes not free: {', '.join(not_free)}"] if not_free else [])
+        + ([f"jobs: {', '.join(snap.jobs)}"] if snap.jobs else [])
+        + ([f"reservations: {', '.join(snap.reservations)}"] if snap.reservations else [])
+    )
+
+
+def take_at_session_start(pbs: Pbs, repaired: Callable[[str], None]) -> Snapshot:
+    """The session's baseline: a snapshot taken after clearing what an interrupted run left (its jobs and
+    reservations, with PBS's own time for the vnodes to come back) and repairing hooks moms kept
+    (told to `repaired`). Check it with `dirty`: what is still there cannot be restored."""
+    snap = take(pbs)
+    if dirty(snap):
+        clear_workload(pbs)
+        with contextlib.suppress(AssertionError):
+            pbs.nodes.wait_state(list(snap.nodes), "free", timeout=90)
+        snap = take(pbs)
+    leftover = repair_stale_mom_hooks(pbs)
+    if leftover is not None:
+        repaired(f"at session start: {leftover.describe()}")
+    return snap
 
 
 def clear_workload(pbs: Pbs) -> None:
@@ -242,10 +270,13 @@ def restore(pbs: Pbs, base: Snapshot, timeout: float = 90, repaired: Callable[[s
         # Only a server restart recomputes resources_assigned from the jobs it knows. A restart also
         # brings back server attributes unset since the last one (seen: reserve_retry_init=7 again),
         # so the server's attributes are restored once more after it.
-        pbs.server.stop()
-        pbs.server.start()
+        settle = timeout
+        try:
+            pbs.server.restart(timeout=timeout)
+        except VnodesNotReported:
+            settle = 0  # a vnode that never came back in `timeout`: the baseline is read once, for the leaks
         _restore_server(pbs, base, take(pbs))
-        left = _wait_for(pbs, base, timeout)
+        left = _wait_for(pbs, base, settle)
         still = phantom_assignments(pbs)
         if repaired is not None:
             repaired(

@@ -2,6 +2,8 @@
 
 The inventory is the single source of truth: host addresses, SSH settings, roles (server,
 moms, clients) and PBS variables all come from it, for deploy, verify and the test suites.
+What depends on where the hosts come from (the local cluster, cloud VMs) is asked of the
+inventory's provider (pbs_harness.providers).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from typing import Any
 
 import yaml
 
-from pbs_harness import project, reachability, shell
+from pbs_harness import project, providers, reachability, shell
 from pbs_harness.errors import PreconditionError, UnreachableError
 from pbs_harness.transport import SSHTarget
 
@@ -96,8 +98,9 @@ class Inventory:
         return self.server.vars.get(name, default)
 
     @property
-    def is_local_cluster(self) -> bool:
-        return bool(self.server.vars.get("local_cluster_host"))
+    def provider(self) -> providers.Provider:
+        """Where the hosts come from (the local cluster, static hosts), as the server host's variables say."""
+        return providers.of_hosts(self.server.vars)
 
     @property
     def openpbs_prefix(self) -> Path:
@@ -249,33 +252,6 @@ def _validate_host(path: Path, host: InventoryHost) -> None:
         )
 
 
-def local_state(root: Path | None = None):  # -> ClusterState | None (imported lazily: the cluster is optional)
-    """The local cluster's state record (of state directory `root`, default the configured one), or None;
-    an unreadable record is an error naming the file."""
-    from pbs_harness.localcluster import state
-
-    try:
-        return state.load(root)
-    except (OSError, ValueError, TypeError) as exc:
-        raise PreconditionError(
-            f"the local cluster's state file {state.state_dir(root) / 'state.json'} is unreadable: {exc}",
-            "if no local cluster is up, move that file away; PBS_HARNESS_STATE_DIR chooses another state directory",
-        ) from exc
-
-
-def _refuse_local_cluster_down(path: Path) -> None:
-    """The local inventory without a running cluster: stop before anything connects anywhere."""
-    script = path / "cluster.py" if path.is_dir() else path
-    if script.name == "cluster.py" and script.exists():
-        from pbs_harness.localcluster import state
-
-        if local_state() is None:
-            raise PreconditionError(
-                f"the local cluster is not up (no state in {state.state_dir()})",
-                "bring it up first: pbs-harness up (or pbs-harness cluster up, then deploy)",
-            )
-
-
 _ORIGIN_RE = re.compile(r"^Origin: (?P<where>[^<].*?)(?::(?P<line>\d+):(?P<column>\d+))?$")
 
 
@@ -302,7 +278,8 @@ def parse_failure(stderr: str) -> str:
 
 
 def load(path: Path) -> Inventory:
-    _refuse_local_cluster_down(path)
+    # E.g. the local inventory without a running cluster: stop before anything connects anywhere.
+    providers.of_path(path).check_listable(path)
     # Without this ansible-inventory reports a source it cannot parse as a warning, exits 0 and
     # lists an empty inventory, which reads as "no pbs_server host" instead of the parse error.
     env = dict(os.environ, ANSIBLE_INVENTORY_ANY_UNPARSED_IS_FAILED="True")
@@ -329,19 +306,7 @@ def load(path: Path) -> Inventory:
 
 def check_reachable(inv: Inventory, timeout: float = 10) -> None:
     """Every host's SSH port answers within `timeout` seconds (all at once), or an error naming the hosts."""
-
-    if inv.is_local_cluster:
-        # Local addresses are only reachable over our bridge; without it they would route off-box.
-        # The cluster is the one the inventory records (its state directory), not the default one.
-        from pbs_harness.localcluster import network, provider
-
-        root = provider.state_dir_of(inv.server.vars)
-        st = local_state(root)
-        if st is None or st.spec.bridge not in network.link_names():
-            raise PreconditionError(
-                f"the local cluster in {root} is not up (no state, or its bridge is missing)",
-                f"bring it up first: PBS_HARNESS_STATE_DIR={root} pbs-harness up (with the options it was made with)",
-            )
+    inv.provider.check_network(inv.server.vars)
     failures = reachability.probe({h.name: (h.address, h.port) for h in inv.hosts.values()}, timeout)
     if failures:
         named = "; ".join(f"{inv.hosts[n].describe()}: {why}" for n, why in sorted(failures.items()))
@@ -361,17 +326,12 @@ def check_ssh_keys(inv: Inventory) -> None:
 
 def unreachable_hint(inv: Inventory) -> str:
     """What to check when hosts do not answer: the local cluster repairs itself, VMs do not."""
-    if inv.is_local_cluster:
-        return "repair the local cluster: pbs-harness up (or pbs-harness cluster status / cluster boot HOST)"
-    return (
-        f"check that these hosts are running and that ansible_host/ansible_port in {inv.path} are right "
-        "(firewall or security group open for SSH from this machine)"
-    )
+    return inv.provider.unreachable_hint(inv.path)
 
 
 def check_openpbs_local(inv: Inventory) -> None:
     """On the local cluster /opt is shared with this machine: OpenPBS must be installed here."""
-    if not inv.is_local_cluster or inv.var("openpbs_install_method", "existing") != "existing":
+    if not inv.provider.shares_openpbs or inv.var("openpbs_install_method", "existing") != "existing":
         return
     prefix = inv.openpbs_prefix
     if not (prefix / "bin" / "qstat").exists() or not Path("/etc/init.d/pbs").exists():

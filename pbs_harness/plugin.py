@@ -4,11 +4,15 @@ Session: inventory -> cluster (SSH connections) -> pbs (client) -> baseline (hea
 snapshot). Per test (any test using `cluster`): a command transcript, a `nemesis` whose faults
 are healed in teardown, an evidence folder when the test failed, and the baseline restored and
 verified — a test that leaks state it cannot restore fails in teardown naming the leak.
+
+What is judged here lives in its own module: whether the suites can run and on what
+(pbs_harness.availability, once per session), healing hosts (the inventory's provider,
+pbs_harness.providers), the baseline (pbs_harness.baseline), whether a test failed
+(pbs_harness.outcome).
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
 import signal
 import threading
@@ -19,16 +23,15 @@ from pathlib import Path
 
 import pytest
 
+from pbs_harness import availability, defects, outcome, precheck, project, session_lock
 from pbs_harness import baseline as baseline_mod
-from pbs_harness import defects, precheck, project, session_lock, testrun
 from pbs_harness import inventory as inventory_mod
 from pbs_harness import topology as topology_mod
 from pbs_harness.cluster import Cluster
 from pbs_harness.defect_retry import DEFECT_KEY, attempt_of, uses_cluster
-from pbs_harness.errors import HarnessError, UnreachableError
 from pbs_harness.evidence import collect
 from pbs_harness.faults import Nemesis
-from pbs_harness.localcluster import state as localstate
+from pbs_harness.parallel import binding
 from pbs_harness.pbs.client import Pbs
 from pbs_harness.transport import CommandResult
 from pbs_harness.waits import WaitTimeout
@@ -61,7 +64,6 @@ def _warn_repair(text: str) -> None:
     warnings.warn(text, BaselineRepairWarning, stacklevel=2)
 
 
-REPORTS_KEY = pytest.StashKey[dict[str, pytest.TestReport]]()
 EVIDENCE_KEY = pytest.StashKey[list[str]]()
 
 
@@ -69,7 +71,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("pbs-harness")
     group.addoption(
         "--inventory",
-        default=os.environ.get("PBS_HARNESS_INVENTORY"),
+        default=os.environ.get(availability.INVENTORY_ENV),
         help="Ansible inventory of the cluster under test (default: inventory/local)",
     )
     group.addoption(
@@ -98,135 +100,18 @@ def pytest_configure(config: pytest.Config) -> None:
 @pytest.hookimpl(wrapper=True, tryfirst=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[pytest.TestReport]:
     report = yield
-    if report.when == "setup":  # a new attempt (pbs_harness.defect_retry): forget the last one's
-        item.stash[REPORTS_KEY] = {}
-    item.stash.setdefault(REPORTS_KEY, {})[report.when] = report
+    outcome.record(item, report)
     return report
-
-
-def call_failed(node: pytest.Item) -> bool:
-    """Whether the test's own body (its call phase) failed: for fixtures that keep a failed test's
-    state for the evidence instead of cleaning it up."""
-    call = node.stash.get(REPORTS_KEY, {}).get("call")
-    return call is not None and call.failed
-
-
-def _named(config: pytest.Config) -> str | None:
-    """How the inventory was named explicitly (--inventory or PBS_HARNESS_INVENTORY), or None for the default."""
-    given = config.getoption("--inventory")
-    if given is None:
-        return None
-    return "PBS_HARNESS_INVENTORY" if given == os.environ.get("PBS_HARNESS_INVENTORY") else "--inventory"
-
-
-def _is_local_inventory(path: Path) -> bool:
-    return (path / "cluster.py").exists()
-
-
-def _not_ours_reason(config: pytest.Config, path: Path) -> str | None:
-    """Why the default inventory's local cluster is not this checkout's to test, or None.
-
-    The local cluster's state is machine-wide: without this, a second clone's `make test` would run
-    its suites on whatever cluster another clone brought up. An inventory named explicitly is used
-    whoever brought it up."""
-    if _named(config) or not _is_local_inventory(path):
-        return None
-    st = localstate.load()
-    if st is None:
-        return None  # loading the inventory says the cluster is not up
-    here = project.checkout()
-    if st.owner == here:
-        return None
-    named = "name it explicitly (-i inventory/local, or PBS_HARNESS_INVENTORY) to test it from here"
-    if st.owner is None:
-        return (
-            f"the {st.label} does not record which checkout brought it up (its state predates that record), "
-            f"so it is not taken for this checkout's ({here}): run `pbs-harness cluster up` from the checkout "
-            f"it belongs to, which records it, or {named}"
-        )
-    return (
-        f"the {st.label} was brought up by another checkout ({st.owner}), not this one ({here}): run the "
-        f"suites from that checkout, or {named}"
-    )
-
-
-INVENTORY_KEY = pytest.StashKey[dict[Path, inventory_mod.Inventory]]()
-
-
-def _load_inventory(config: pytest.Config, path: Path) -> inventory_mod.Inventory:
-    """The inventory at `path`, read once per session (ansible-inventory takes a second or two)."""
-    loaded = config.stash.setdefault(INVENTORY_KEY, {})
-    if path not in loaded:
-        loaded[path] = inventory_mod.load(path)
-    return loaded[path]
-
-
-def _unavailable_reason(config: pytest.Config, *, reach: bool = True) -> str | None:
-    """Why the acceptance suites cannot run here, or None when they can. `reach=False` leaves out
-    the checks that reach the hosts: a session queued for the lock must not judge the cluster while
-    another session has a host partitioned or paused on purpose.
-
-    Each reason begins with one of testrun's SKIP_* phrases, by which `pbs-harness test` tells
-    "the cluster is not there" from "these tests do not apply"."""
-    try:
-        path = project.inventory_path(config.getoption("--inventory"))
-    except HarnessError as exc:
-        return f"{testrun.SKIP_NO_INVENTORY}: {exc.message}: {exc.hint}"
-    not_ours = _not_ours_reason(config, path)
-    if not_ours:
-        return not_ours
-    # The local cluster shares this machine's OpenPBS: say first when it is missing (before loading the
-    # inventory, which fails while the cluster is down).
-    if _is_local_inventory(path):
-        missing = _no_openpbs_reason(inventory_mod.declared_openpbs_prefix(path))
-        if missing:
-            return missing
-    try:
-        inv = _load_inventory(config, path)
-    except HarnessError as exc:
-        return f"{testrun.SKIP_NO_INVENTORY}: {exc.message}: {exc.hint}"
-    if inv.is_local_cluster:
-        missing = _no_openpbs_reason(inv.openpbs_prefix)
-        if missing:
-            return missing
-    return (_unreachable_reason(inv) or _remote_reason(inv)) if reach else None
-
-
-def _no_openpbs_reason(prefix: Path) -> str | None:
-    """Why a local cluster cannot run here when OpenPBS is not installed under `prefix` on this machine."""
-    if (prefix / "bin" / "qstat").exists():
-        return None
-    return (
-        f"{testrun.SKIP_NO_OPENPBS} ({prefix}/bin/qstat missing): install it (official packages, or by hand "
-        "per its INSTALL) and run `pbs-harness up`"
-    )
-
-
-def describe_target(config: pytest.Config) -> str:
-    """What the suites will run against (call once `_unavailable_reason(config, reach=False)` is None)."""
-    path = project.inventory_path(config.getoption("--inventory"))
-    named = _named(config)
-    st = localstate.load() if _is_local_inventory(path) else None
-    if st is not None:
-        if named is None:
-            return f"{st.label}, brought up by this checkout"
-        by = "this checkout" if st.owner == project.checkout() else (st.owner or "a checkout not recorded")
-        return f"{st.label}, named with {named} (brought up by {by})"
-    inv = _load_inventory(config, path)
-    how = f"named with {named}" if named else "the default inventory"
-    return f"inventory {path} (server {inv.server.name}, {len(inv.moms)} moms), {how}"
 
 
 def target_line(config: pytest.Config) -> str:
     """One line: whether the suites found a cluster, and which (in a parallel run: each worker's)."""
     if getattr(config.option, "worker_inventories", None) and not hasattr(config, "workerinput"):
-        from pbs_harness.parallel import binding
-
         return binding.targets_line(config)
-    reason = _unavailable_reason(config, reach=False)
+    reason = availability.unavailable_reason(config, reach=False)
     if reason:
         return f"pbs-harness: no cluster: acceptance suites skipped ({reason})"
-    return f"pbs-harness: acceptance target: {describe_target(config)}"
+    return f"pbs-harness: acceptance target: {availability.describe_target(config)}"
 
 
 def pytest_report_header(config: pytest.Config) -> str:
@@ -241,44 +126,12 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         reporter.write_line(target_line(session.config))
 
 
-def _unreachable_reason(inv: inventory_mod.Inventory) -> str | None:
-    """Why the hosts cannot be tested because they do not answer, or None."""
-    try:
-        inventory_mod.check_reachable(inv, timeout=5)
-    except UnreachableError as exc:
-        if not inv.is_local_cluster:
-            # Not ours to repair: the advice is the inventory's, never `pbs-harness up`.
-            return f"{testrun.SKIP_UNREACHABLE} ({exc.message}): {exc.hint}"
-        # A killed run can leave a local host paused or cut off: heal, then judge.
-        try:
-            _heal_local_hosts(inv, list(inv.hosts))
-            inventory_mod.check_reachable(inv, timeout=5)
-        except HarnessError as again:
-            return f"{testrun.SKIP_UNREACHABLE} ({again.message}): run `pbs-harness up` (it repairs the local cluster)"
-    except HarnessError as exc:  # e.g. the local cluster's bridge is gone
-        return f"{testrun.SKIP_UNREACHABLE} ({exc.message}): {exc.hint}"
-    return None
-
-
-def _remote_reason(inv: inventory_mod.Inventory) -> str | None:
-    """For a cluster other than ours: why its hosts cannot be tested over SSH (login, OpenPBS), or None."""
-    if inv.is_local_cluster:
-        return None  # OpenPBS was checked on this machine, which the local hosts share
-    try:
-        precheck.check_openpbs_remote(inv)
-    except UnreachableError as exc:
-        return f"{testrun.SKIP_UNREACHABLE} ({exc.message}): {exc.hint}"
-    except HarnessError as exc:
-        return f"{testrun.SKIP_NO_OPENPBS}: {exc.message}: {exc.hint}"
-    return None
-
-
 @pytest.fixture(scope="session")
 def inventory(pytestconfig: pytest.Config) -> inventory_mod.Inventory:
-    reason = _unavailable_reason(pytestconfig)
+    reason = availability.unavailable_reason(pytestconfig)
     if reason:
         pytest.skip(reason)
-    return _load_inventory(pytestconfig, project.inventory_path(pytestconfig.getoption("--inventory")))
+    return availability.session_inventory(pytestconfig)
 
 
 @pytest.fixture(scope="session")
@@ -315,9 +168,9 @@ def pytest_runtestloop(session: pytest.Session) -> Iterator[object]:
     config = session.config
     if session.config.option.collectonly or not any(uses_cluster(i) for i in session.items):
         return (yield)
-    if _unavailable_reason(config, reach=False) is not None:
+    if availability.unavailable_reason(config, reach=False) is not None:
         return (yield)  # the inventory fixture skips the tests with the reason
-    inv = _load_inventory(config, project.inventory_path(config.getoption("--inventory")))
+    inv = availability.session_inventory(config)
     reporter = config.pluginmanager.get_plugin("terminalreporter")
 
     def say(text: str) -> None:
@@ -340,89 +193,33 @@ def topology(inventory: inventory_mod.Inventory, pbs: Pbs) -> topology_mod.Topol
     return topology_mod.build(inventory, pbs.nodes.all())
 
 
-def _heal_local_hosts(inv: inventory_mod.Inventory, names: list[str]) -> None:
-    """Undo faults a previous, killed run may have left on local hosts (Jepsen: heal in setup too),
-    in the local cluster the inventory records."""
-    from pbs_harness.localcluster import hostproc, provider
-
-    for name in names:
-        host = provider.inventory_host(name, inv.hosts[name].vars)
-        host.resume()
-        host.heal()
-        if not hostproc.is_running(host.spec):
-            host.boot()
-
-
 RUN_STAMP = datetime.now().strftime("run-%Y%m%d-%H%M%S")
 
 
-def _evidence_root(config: pytest.Config) -> Path:
+def evidence_root(config: pytest.Config) -> Path:
     """--evidence-dir as given, or reports/evidence/run-<time>/ so runs never mix; in a parallel
     run's worker, a folder per cluster in it."""
     given = config.getoption("--evidence-dir")
     root = Path(given) if given else project.root() / "reports" / "evidence" / RUN_STAMP
     if hasattr(config, "workerinput"):
-        from pbs_harness.parallel import binding
-
         root = binding.evidence_dir(config) or root
         root = root / (binding.session_cluster_name(config) or config.workerinput["workerid"])
     return root
 
 
-def _dirty(snap: baseline_mod.Snapshot) -> list[str]:
-    not_free = sorted(n for n, attrs in snap.nodes.items() if attrs.get("state") != "free")
-    return (
-        ([f"vnodes not free: {', '.join(not_free)}"] if not_free else [])
-        + ([f"jobs: {', '.join(snap.jobs)}"] if snap.jobs else [])
-        + ([f"reservations: {', '.join(snap.reservations)}"] if snap.reservations else [])
-    )
-
-
-def _environment(pbs: Pbs) -> dict[str, object]:
-    """What the conformance report is headed with: OpenPBS version and build, the cluster."""
-    server = pbs.server.status()
-    build = pbs.cluster.server.run(
-        f"ls -l --time-style=+%Y-%m-%d {pbs.cluster.prefix}/sbin/pbs_server.bin | awk '{{print $6}}'"
-    ).stdout.strip()
-    return {
-        "pbs_version": server.get("pbs_version", "unknown"),
-        "build": f"{pbs.cluster.prefix} (pbs_server.bin dated {build or 'unknown'})",
-        "inventory": str(pbs.cluster.inventory.path),
-        "server": pbs.cluster.server.name,
-        "hosts": sorted(pbs.cluster.hosts),
-        "cluster": _cluster_name(pbs),
-    }
-
-
-def _cluster_name(pbs: Pbs) -> str:
-    from pbs_harness.parallel import binding
-
-    return binding.cluster_name(pbs.cluster.inventory)
-
-
 @pytest.fixture(scope="session")
 def baseline(pbs: Pbs, pytestconfig: pytest.Config) -> baseline_mod.Snapshot:
     """Snapshot of the deployed cluster at session start, after healing leftovers of killed runs."""
-    if pbs.cluster.inventory.is_local_cluster:
-        _heal_local_hosts(pbs.cluster.inventory, list(pbs.cluster.hosts))
+    inv = pbs.cluster.inventory
+    inv.provider.heal({name: inv.hosts[name].vars for name in pbs.cluster.hosts})
     if pytestconfig.pluginmanager.has_plugin("pbs_harness.conformance.recorder"):
-        from pbs_harness.conformance import recorder
+        from pbs_harness.conformance import environment, recorder
 
-        recorder.record_environment(pytestconfig, _environment(pbs))
-    snap = baseline_mod.take(pbs)
-    if _dirty(snap):
-        # Leftover work of an interrupted run: clear it and give the nodes PBS's own time to come back.
-        baseline_mod.clear_workload(pbs)
-        with contextlib.suppress(AssertionError):
-            pbs.nodes.wait_state(list(snap.nodes), "free", timeout=90)
-        snap = baseline_mod.take(pbs)
-    # Hooks an earlier run deleted but a mom kept (see baseline.stale_mom_hooks).
-    leftover = baseline_mod.repair_stale_mom_hooks(pbs)
-    if leftover is not None:
-        _warn_repair(f"at session start: {leftover.describe()}")
-    if _dirty(snap):
+        recorder.record_environment(pytestconfig, environment.of(pbs))
+    snap = baseline_mod.take_at_session_start(pbs, repaired=_warn_repair)
+    if baseline_mod.dirty(snap):
         pytest.fail(
-            "cluster is not at a clean baseline at session start (" + "; ".join(_dirty(snap)) + "); "
+            "cluster is not at a clean baseline at session start (" + "; ".join(baseline_mod.dirty(snap)) + "); "
             "run `pbs-harness deploy` (or playbooks/reset.yml) first",
             pytrace=False,
         )
@@ -440,22 +237,22 @@ def harness_test(request: pytest.FixtureRequest, pbs: Pbs, baseline: baseline_mo
     try:
         yield nemesis
     finally:
-        reports = request.node.stash.get(REPORTS_KEY, {})
+        inv, reports = pbs.cluster.inventory, outcome.reports(request.node)
         # A known defect's xfail keeps its evidence too: it is an observation of OpenPBS.
-        failed = any(r.failed for r in reports.values()) or DEFECT_KEY in request.node.stash
+        failed = outcome.failed(request.node) or DEFECT_KEY in request.node.stash
         folder = None
         if failed:
             name = collect.folder_name(request.node.nodeid)
             if DEFECT_KEY in request.node.stash or attempt_of(request.node) > 1:
                 name += f"-attempt{attempt_of(request.node)}"  # each attempt keeps its own evidence
-            folder = _evidence_root(request.config) / name
+            folder = evidence_root(request.config) / name
             collect.capture_state(pbs.cluster, folder)
         heal_problems = nemesis.heal_all()
         if folder is not None:
             collect.capture_logs(pbs.cluster, folder, since)
             longrepr = "\n".join(str(r.longrepr) for r in reports.values() if r.failed)
             longrepr = longrepr or request.node.stash.get(DEFECT_KEY, "")
-            collect.write_summary(folder, request.node.nodeid, since, longrepr, cluster=_cluster_name(pbs))
+            collect.write_summary(folder, request.node.nodeid, since, longrepr, cluster=binding.cluster_name(inv))
         for host in pbs.cluster:
             host.recorders.remove(transcript.append)
         if folder is not None:

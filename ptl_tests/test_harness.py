@@ -28,7 +28,7 @@ CHILDREN = Path(__file__).parent / "children"
 
 @pytest.fixture
 def local(inventory):
-    if not inventory.is_local_cluster:
+    if not inventory.provider.brings_up:
         pytest.skip("host-level faults are implemented for the local cluster only")
     return inventory
 

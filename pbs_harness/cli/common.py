@@ -31,7 +31,6 @@ def require_root() -> None:
 
 def check_state_dir() -> None:
     """The state directory can hold the cluster's record, and any record there is readable."""
-    from pbs_harness import inventory
     from pbs_harness.localcluster import state
 
     where = state.state_dir()
@@ -42,7 +41,7 @@ def check_state_dir() -> None:
     existing = next(p for p in (where, *where.parents) if p.exists())
     if not existing.is_dir() or not os.access(existing, os.W_OK | os.X_OK):
         raise PreconditionError(f"the state directory {named} cannot be created or written ({existing})", hint)
-    inventory.local_state()
+    state.load_checked()
 
 
 def use_state_dir(args: argparse.Namespace) -> None:

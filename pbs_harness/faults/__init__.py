@@ -28,7 +28,7 @@ class Fault(Protocol):
 
 def _local_host(cluster: Cluster, name: str) -> provider.LocalHost:
     """The host in the local cluster the inventory records (its state directory), not the default one."""
-    if not cluster.inventory.is_local_cluster:
+    if not cluster.inventory.provider.brings_up:
         raise NotImplementedError(f"{name} is not a local-cluster host: use the SSH-side faults (faults.ssh)")
     return provider.inventory_host(name, cluster.inventory.hosts[name].vars)
 
@@ -160,7 +160,8 @@ class Nemesis:
         return self.start(MomSignal(self._c(), host, "STOP"))
 
     def _local(self) -> bool:
-        return self._c().inventory.is_local_cluster
+        """Host-level faults act from this machine on hosts the harness brings up (the local cluster)."""
+        return self._c().inventory.provider.brings_up
 
     def crash_host(self, host: str) -> Fault:
         """Local cluster: every process dies at once. Elsewhere: SIGKILL of PBS and the test users' processes."""

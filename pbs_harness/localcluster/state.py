@@ -19,6 +19,7 @@ import os
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
+from pbs_harness.errors import PreconditionError
 from pbs_harness.localcluster.spec import ClusterSpec
 
 DEFAULT_STATE_DIR = Path("/var/lib/pbs-harness/local")
@@ -79,6 +80,18 @@ def load(root: Path | None = None) -> ClusterState | None:
     data = json.loads(path.read_text())
     known = {f.name for f in fields(ClusterState)}
     return ClusterState(**{k: v for k, v in data.items() if k in known})
+
+
+def load_checked(root: Path | None = None) -> ClusterState | None:
+    """The cluster's record (of state directory `root`, default the configured one), or None when none
+    is up; an unreadable record is an error naming the file."""
+    try:
+        return load(root)
+    except (OSError, ValueError, TypeError) as exc:
+        raise PreconditionError(
+            f"the local cluster's state file {state_dir(root) / 'state.json'} is unreadable: {exc}",
+            "if no local cluster is up, move that file away; PBS_HARNESS_STATE_DIR chooses another state directory",
+        ) from exc
 
 
 def save(state: ClusterState, root: Path | None = None) -> None:

@@ -116,27 +116,20 @@ def _write_json(path: Path, data: dict[str, Any]) -> None:
 
 def cluster_name(inv: Any) -> str:
     """A local cluster's host-name prefix (pa, pab, pbsh), else the server host's name."""
-    if inv.is_local_cluster:
-        from pbs_harness.localcluster import provider, state
-
-        st = state.load(provider.state_dir_of(inv.server.vars))
-        if st is not None:
-            return st.prefix
-    return str(inv.server.name)
+    return inv.provider.cluster_name(inv.server.vars) or str(inv.server.name)
 
 
 def session_cluster_name(config: pytest.Config) -> str | None:
     """The name of the cluster this session tests, once its inventory loads; None without one."""
     if NAME_KEY in config.stash:
         return config.stash[NAME_KEY] or None
-    from pbs_harness import plugin, project
+    from pbs_harness import availability
     from pbs_harness.errors import HarnessError
 
     name = ""
     try:
-        if plugin._unavailable_reason(config, reach=False) is None:
-            inv = plugin._load_inventory(config, project.inventory_path(config.getoption("--inventory")))
-            name = cluster_name(inv)
+        if availability.unavailable_reason(config, reach=False) is None:
+            name = cluster_name(availability.session_inventory(config))
     except (HarnessError, OSError, ValueError):
         pass  # no usable inventory: the inventory fixture skips with the reason
     config.stash[NAME_KEY] = name
@@ -159,13 +152,13 @@ def cluster_of(report: pytest.TestReport) -> str | None:
 
 def targets_line(config: pytest.Config) -> str:
     """The controller's header: every worker's cluster (read from its inventory), or why it has none."""
-    from pbs_harness import plugin, project
+    from pbs_harness import availability, project
     from pbs_harness.errors import HarnessError
 
     parts = []
     for index, given in enumerate(config.option.worker_inventories):
         try:
-            inv = plugin._load_inventory(config, project.inventory_path(given))
+            inv = availability.load_inventory(config, project.inventory_path(given))
             what = f"server {inv.server.name}, {len(inv.hosts)} hosts, {inv.path}"
             parts.append(f"gw{index} {cluster_name(inv)} ({what})")
         except HarnessError as exc:

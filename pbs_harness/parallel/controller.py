@@ -91,7 +91,7 @@ def pytest_configure(config: pytest.Config) -> None:
     from pbs_harness import plugin
 
     run_dir = Path(tempfile.mkdtemp(prefix="pbs-harness-parallel-"))
-    controller = Controller(config, run_dir, str(plugin._evidence_root(config)))
+    controller = Controller(config, run_dir, str(plugin.evidence_root(config)))
     config.pluginmanager.register(controller, PLUGIN_NAME)
     if threading.current_thread() is threading.main_thread():
         for signum in (signal.SIGINT, signal.SIGTERM):

@@ -8,7 +8,11 @@ from typing import Any
 from pbs_harness.pbs.base import PbsCommands, qmgr_value
 from pbs_harness.pbs.nodes import Nodes, nodes_up
 from pbs_harness.transport import CommandError, CommandResult
-from pbs_harness.waits import wait_until
+from pbs_harness.waits import WaitTimeout, wait_until
+
+
+class VnodesNotReported(WaitTimeout):
+    """After a server restart, some vnode was still down or state-unknown at the timeout."""
 
 
 class Server(PbsCommands):
@@ -75,7 +79,8 @@ class Server(PbsCommands):
     ) -> dict[str, dict[str, Any]]:
         """`stop(shutdown=...)`, `start()`, then wait up to `timeout` s until every vnode reported
         again (none down or state-unknown: the moms report a few seconds after the start); returns
-        the vnodes. A refused qterm (e.g. no server running) raises CommandError.
+        the vnodes, or raises VnodesNotReported (a WaitTimeout). A refused qterm (e.g. no server
+        running) raises CommandError.
 
         schedule=True then sets scheduling=True (checked) to start a cycle: the one pbs_server
         runs at its start came before the moms reported and found no nodes.
@@ -84,11 +89,13 @@ class Server(PbsCommands):
         if not stopped.ok:
             raise CommandError(stopped)
         self.start()
+        describe = f"every vnode reported after the server restart (qterm -t {shutdown})"
         nodes = wait_until(
             Nodes(self.cluster, self.host).all,
             nodes_up,
             timeout=timeout,
-            describe=f"every vnode reported after the server restart (qterm -t {shutdown})",
+            describe=describe,
+            fail=lambda last: VnodesNotReported(describe, timeout, last),
         )
         if schedule:
             self.set({"scheduling": True}, check=True)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from pbs_harness.plugin import call_failed
+from pbs_harness.outcome import call_failed
 from ptl_tests.admin_suspend_helpers import LEFT_BEHIND, LEFT_DIRS, SuspendKit, purge_left_behind
 
 

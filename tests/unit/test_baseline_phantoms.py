@@ -1,9 +1,13 @@
 """baseline.phantom_assignments over pbsnodes/qstat-shaped dicts (stubs stand in for pbs.nodes.all,
-pbs.jobs.all, pbs.server.status and pbs.server.queues)."""
+pbs.jobs.all, pbs.server.status and pbs.server.queues), and restore's repair of them by a server restart."""
 
 from types import SimpleNamespace
 
+import pytest
+
 from pbs_harness import baseline
+from pbs_harness.pbs.server import VnodesNotReported
+from pbs_harness.waits import WaitTimeout
 
 
 def stub(nodes: dict, *, jobs: dict | None = None, server: dict | None = None, queues: dict | None = None):
@@ -39,3 +43,48 @@ def test_with_no_job_the_server_and_queue_totals_must_be_zero_too() -> None:
     ]
     # A job still there (its totals are real): only vnodes are judged.
     assert baseline.phantom_assignments(stub({}, jobs={"1.s": {}}, server=server, queues=queues)) == []  # type: ignore[arg-type]
+
+
+class RestartingServer:
+    """FAKE pbs.server whose restart is recorded (and may find a vnode that never reports)."""
+
+    def __init__(self, vnodes_report: bool) -> None:
+        self.vnodes_report = vnodes_report
+        self.restarts: list[dict] = []
+
+    def restart(self, shutdown: str = "quick", *, timeout: float = 90, schedule: bool = False) -> dict:
+        self.restarts.append({"shutdown": shutdown, "timeout": timeout, "schedule": schedule})
+        if not self.vnodes_report:
+            raise VnodesNotReported("every vnode reported", timeout, {"n1": {"state": "down"}})
+        return {}
+
+
+@pytest.mark.parametrize("vnodes_report", [True, False], ids=["vnodes-report", "a-vnode-stays-down"])
+def test_phantoms_are_repaired_by_the_clients_server_restart(
+    vnodes_report: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """restore's repair: pbs.server.restart (qterm -t quick, no scheduling kick), the server's attributes
+    restored again, then the baseline waited for; a vnode that did not report within the timeout leaves
+    the baseline read once, so its leak is reported within the same bound as before the restart waited
+    for vnodes. Everything but the restart's sequence is FAKED (the snapshot, the waits' outcomes)."""
+    base = baseline.Snapshot(server={}, queues={}, nodes={}, hooks={}, mom_configs={}, jobs=(), reservations=())
+    server = RestartingServer(vnodes_report)
+    pbs = SimpleNamespace(server=server, jobs=SimpleNamespace(all=lambda history=False: {}))
+    waits: list[float] = []
+    phantoms = ["n1 resources_assigned {'ncpus': 1}"]
+
+    def phantom_wait(probe, predicate, *, timeout, describe):
+        raise WaitTimeout(describe, timeout, phantoms)
+
+    for name in ("clear_workload", "_restore_configs", "_restore_server"):
+        monkeypatch.setattr(baseline, name, lambda *args: None)
+    monkeypatch.setattr(baseline, "take", lambda pbs: base)
+    monkeypatch.setattr(baseline, "_wait_for", lambda pbs, base, timeout: waits.append(timeout) or [])
+    monkeypatch.setattr(baseline, "repair_stale_mom_hooks", lambda pbs: None)
+    monkeypatch.setattr(baseline, "wait_until", phantom_wait)
+    monkeypatch.setattr(baseline, "phantom_assignments", lambda pbs: [])
+    told: list[str] = []
+    assert baseline.restore(pbs, base, timeout=90, repaired=told.append) == []  # type: ignore[arg-type]
+    assert server.restarts == [{"shutdown": "quick", "timeout": 90, "schedule": False}]
+    assert waits == [90, 90 if vnodes_report else 0]
+    assert told == [f"resources assigned but no job ({phantoms[0]}): pbs_server restarted, cleared"]

@@ -2,8 +2,8 @@
 suites of another checkout leave it alone unless it is named explicitly.
 
 Each test writes a state.json into its own PBS_HARNESS_STATE_DIR (tmp_path); nothing is brought
-up, and no inventory is loaded except as noted. The plugin's checks get a stand-in config that
-answers only --inventory.
+up, and no inventory is loaded except as noted. The availability checks get a stand-in config that
+answers only --inventory and keeps a session stash.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from pbs_harness import plugin, project
+from pbs_harness import availability, project, testrun
 from pbs_harness.errors import PreconditionError
 from pbs_harness.localcluster import provider, state
 from pbs_harness.localcluster.spec import ClusterSpec
@@ -24,10 +24,11 @@ LABEL = "local cluster pbsh01..pbsh06 (10.71.0.0/24)"
 
 
 class Config:
-    """Stand-in for pytest.Config: the plugin's checks read only --inventory."""
+    """Stand-in for pytest.Config: the availability checks read only --inventory and the session's stash."""
 
     def __init__(self, inventory: str | None = None) -> None:
         self.inventory = inventory
+        self.stash = pytest.Stash()
 
     def getoption(self, name: str) -> str | None:
         assert name == "--inventory"
@@ -80,7 +81,7 @@ def test_ci_leaves_a_cluster_alone_unless_it_is_this_checkouts(state_dir: Path) 
 
 def test_suites_skip_another_checkouts_cluster_naming_both(state_dir: Path) -> None:
     _up_by(OTHER)
-    reason = plugin._unavailable_reason(Config(), reach=False)
+    reason = availability.unavailable_reason(Config(), reach=False)
     assert reason is not None
     assert f"the {LABEL} was brought up by another checkout ({OTHER}), not this one ({project.checkout()})" in reason
     assert "-i inventory/local" in reason
@@ -88,7 +89,7 @@ def test_suites_skip_another_checkouts_cluster_naming_both(state_dir: Path) -> N
 
 def test_suites_skip_a_cluster_whose_owner_is_not_recorded(state_dir: Path) -> None:
     _up_by(None)
-    reason = plugin._unavailable_reason(Config(), reach=False)
+    reason = availability.unavailable_reason(Config(), reach=False)
     assert reason is not None
     assert "does not record which checkout brought it up" in reason
     assert project.checkout() in reason
@@ -97,12 +98,12 @@ def test_suites_skip_a_cluster_whose_owner_is_not_recorded(state_dir: Path) -> N
 
 def test_a_cluster_named_explicitly_or_our_own_is_not_refused(state_dir: Path) -> None:
     _up_by(OTHER)
-    assert plugin._not_ours_reason(Config("inventory/local"), project.root() / "inventory" / "local") is None
-    named = plugin.describe_target(Config("inventory/local"))
+    assert availability.not_ours_reason(Config("inventory/local"), project.root() / "inventory" / "local") is None
+    named = availability.describe_target(Config("inventory/local"))
     assert named == f"{LABEL}, named with --inventory (brought up by {OTHER})"
     _up_by(project.checkout())
-    assert plugin._not_ours_reason(Config(), project.root() / "inventory" / "local") is None
-    assert plugin.describe_target(Config()) == f"{LABEL}, brought up by this checkout"
+    assert availability.not_ours_reason(Config(), project.root() / "inventory" / "local") is None
+    assert availability.describe_target(Config()) == f"{LABEL}, brought up by this checkout"
 
 
 ACCEPTANCE_TEST = """
@@ -131,7 +132,7 @@ def test_suites_say_first_when_openpbs_is_missing_under_the_local_inventorys_pre
     state_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # No cluster is up either: the missing OpenPBS is said first, under the prefix the inventory declares.
-    monkeypatch.setattr(plugin.inventory_mod, "declared_openpbs_prefix", lambda path: tmp_path / "pbs")
-    reason = plugin._unavailable_reason(Config(), reach=False)
+    monkeypatch.setattr(availability.inventory_mod, "declared_openpbs_prefix", lambda path: tmp_path / "pbs")
+    reason = availability.unavailable_reason(Config(), reach=False)
     assert reason is not None
-    assert reason.startswith(f"{plugin.testrun.SKIP_NO_OPENPBS} ({tmp_path}/pbs/bin/qstat missing)")
+    assert reason.startswith(f"{testrun.SKIP_NO_OPENPBS} ({tmp_path}/pbs/bin/qstat missing)")

@@ -26,8 +26,8 @@ import pytest
 import yaml
 
 from pbs_harness import errors, precheck, testrun
+from pbs_harness.availability import unreachable_reason
 from pbs_harness.inventory import Inventory, InventoryHost
-from pbs_harness.plugin import _unreachable_reason
 from tests.unit.badinput import ROOT, assert_refused, fake_ansible_inventory, host_vars, listing, run_cli, snapshot
 
 
@@ -264,7 +264,7 @@ def test_plugin_skip_reason_for_vms_never_says_up() -> None:
     """`make test` runs pytest directly: its skip reason for VMs that do not answer names the inventory."""
     hosts = {"s1": InventoryHost("s1", host_vars("127.0.0.1", 9), frozenset())}
     inv = Inventory(Path("/srv/vms.yml"), hosts, {"pbs_server": ["s1"], "pbs_moms": ["s1"]})
-    reason = _unreachable_reason(inv)
+    reason = unreachable_reason(inv)
     assert reason is not None
     assert reason.startswith(testrun.SKIP_UNREACHABLE)
     assert "ansible_host/ansible_port in /srv/vms.yml" in reason

@@ -1,0 +1,75 @@
+"""The local cluster as the provider of an inventory's hosts (the interface of pbs_harness.providers).
+
+Recognised before listing by its inventory script (inventory/local/cluster.py), and after by the
+variable every host of the script's listing and of a written inventory carries (local_cluster_host).
+Its hosts are the harness's own: `pbs-harness up` brings them up and repairs them, faults act on
+them from this machine, and they run this machine's OpenPBS.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from pbs_harness.errors import PreconditionError
+from pbs_harness.localcluster import hostproc, network, provider, state
+
+SCRIPT = "cluster.py"
+
+
+class LocalCluster:
+    brings_up = True
+    shares_openpbs = True
+
+    def owns_path(self, path: Path) -> bool:
+        """inventory/local (the directory of the inventory script), or the script itself."""
+        script = path / SCRIPT if path.is_dir() else path
+        return script.name == SCRIPT and script.exists()
+
+    def owns_hosts(self, server_vars: Mapping[str, Any]) -> bool:
+        return bool(server_vars.get(provider.LOCAL_HOST_VAR))
+
+    def check_listable(self, path: Path) -> None:
+        """The script lists the cluster of the configured state directory: stop while none is up,
+        before anything connects anywhere."""
+        if state.load_checked() is None:
+            raise PreconditionError(
+                f"the local cluster is not up (no state in {state.state_dir()})",
+                "bring it up first: pbs-harness up (or pbs-harness cluster up, then deploy)",
+            )
+
+    def check_network(self, server_vars: Mapping[str, Any]) -> None:
+        """Local addresses are only reachable over the cluster's bridge; without it they would route
+        off-box. The cluster is the one the inventory records (its state directory), not the default."""
+        root = provider.state_dir_of(server_vars)
+        st = state.load_checked(root)
+        if st is None or st.spec.bridge not in network.link_names():
+            raise PreconditionError(
+                f"the local cluster in {root} is not up (no state, or its bridge is missing)",
+                f"bring it up first: PBS_HARNESS_STATE_DIR={root} pbs-harness up (with the options it was made with)",
+            )
+
+    def unreachable_hint(self, inventory_path: Path) -> str:
+        return "repair the local cluster: pbs-harness up (or pbs-harness cluster status / cluster boot HOST)"
+
+    def heal(self, hosts: Mapping[str, Mapping[str, Any]]) -> None:
+        """Thaw, reconnect and boot each host (Jepsen: heal in setup too), in the cluster its inventory records."""
+        for name, host_vars in hosts.items():
+            host = provider.inventory_host(name, host_vars)
+            host.resume()
+            host.heal()
+            if not hostproc.is_running(host.spec):
+                host.boot()
+
+    def brought_up(self) -> state.ClusterState | None:
+        """The cluster the inventory script lists: the configured state directory's."""
+        return state.load()
+
+    def cluster_name(self, server_vars: Mapping[str, Any]) -> str | None:
+        """The cluster's host-name prefix (pa, pab, pbsh)."""
+        st = state.load(provider.state_dir_of(server_vars))
+        return st.prefix if st is not None else None
+
+
+LOCAL = LocalCluster()
