@@ -24,6 +24,7 @@ from pbs_harness.pbs.substates import RUNNING, SCHED_SUSPENDED, SUSPENDED  # noq
 from pbs_harness.transport import CommandResult
 from pbs_harness.waits import wait_until
 from ptl_tests import jobscripts
+from ptl_tests.hook_files import TestHook
 
 # Shipped strings (src/lib/Liblog/pbs_messages.c), as the CLI prints them: "<cmd>: <msg> <job id>".
 WRONG_RESUME = "Job can not be resumed with the requested resume signal"  # msg_wrong_resume, PBSE_WRONG_RESUME
@@ -35,6 +36,13 @@ JOBEXIST = "Job with requested ID already exists"  # msg_jobexist, PBSE_JOBEXIST
 
 
 SLEEP = 600  # seconds: longer than any test, the jobs are deleted at the end
+
+
+def hook_log_vnode_maintenance(vnode: str) -> TestHook:
+    """A queuejob hook logging what hooks see of a vnode's admin-suspend state, tagged with the
+    submitted job's name: `admin_suspend probe <name>: <vnode> maintenance_jobs=<value>
+    maintenance=<True|False>` (ptl_tests/hooks/log_vnode_maintenance.py)."""
+    return TestHook("log_vnode_maintenance.py", {"event": "queuejob", "enabled": True}, {"vnode": vnode})
 
 
 def maintenance_jobs(node: Mapping[str, Any]) -> list[str]:

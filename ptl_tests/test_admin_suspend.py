@@ -26,7 +26,6 @@ from pbs_harness.pbs.nodes import states
 from pbs_harness.pbs.parsers import vnodes_of
 from pbs_harness.plugin import call_failed
 from pbs_harness.waits import wait_until
-from ptl_tests import jobscripts
 from ptl_tests.admin_suspend_helpers import (
     ATTRRO,
     BAD_NODE_VALUE,
@@ -38,6 +37,7 @@ from ptl_tests.admin_suspend_helpers import (
     SUSPENDED,
     WRONG_RESUME,
     Kit,
+    hook_log_vnode_maintenance,
     maintenance_jobs,
     proc_state,
     qmgr_on_a_terminal,
@@ -45,6 +45,7 @@ from ptl_tests.admin_suspend_helpers import (
     wait_nodes,
     wait_procs,
 )
+from ptl_tests.hook_files import create_hook
 
 pytestmark = [pytest.mark.acceptance, pytest.mark.admin_suspend]
 
@@ -775,7 +776,7 @@ def test_a_running_reservation_ends_while_its_job_is_admin_suspended(kit, pbs, c
 def test_hooks_see_maintenance_jobs_and_the_maintenance_state(kit, pbs, cluster, topology) -> None:
     (host,) = topology.plain_hosts(1)
     hook = "as_probe"
-    pbs.hooks.create(hook, jobscripts.hook_log_vnode_maintenance(host), {"event": "queuejob", "enabled": True})
+    create_hook(pbs, hook, hook_log_vnode_maintenance(host))
     try:
         job = kit.running(f"1:ncpus=1:host={host}")
 

@@ -29,6 +29,7 @@ from pbs_harness.pbs.parsers import VnodeSlice, parse_exec_host, parse_exec_vnod
 from pbs_harness.pbs.substates import RUNNING
 from pbs_harness.waits import WaitTimeout, wait_until
 from ptl_tests import jobscripts
+from ptl_tests.hook_files import create_hook, install_hooks
 from ptl_tests.ramp_down_helpers import (
     CUSTOM_RESOURCES,
     PRERUN_SUBSTATE,
@@ -669,7 +670,7 @@ def test_release_nodes_on_stageout(pbs, cluster, roles, blocked_stageout, way: S
         assert pbs.server.set({"default_qsub_arguments": f"-W {RELNODES_ATTR}={way.default_qsub_arguments}"}).ok
     if way.hook:
         event, value = way.hook
-        pbs.hooks.create("rd_stageout", hook_set_release_nodes_on_stageout(value), {"event": event, "enabled": True})
+        create_hook(pbs, "rd_stageout", hook_set_release_nodes_on_stageout(value, event))
     attributes = {"stageout": blocked_stageout.attribute(roles.primary)}
     if way.qsub:
         attributes[RELNODES_ATTR] = way.qsub
@@ -1350,9 +1351,9 @@ def test_released_host_crash_does_not_touch_the_job(pbs, cluster, roles, nemesis
 @pytest.mark.spec("RD-1")
 @pytest.mark.guards("RD-1")
 def test_released_host_cleanup_runs_epilogue_and_end_hooks(pbs, cluster, roles, conformance) -> None:
-    for event in ("execjob_epilogue", "execjob_end"):
-        name = f"rd_{event.split('_')[1]}"
-        pbs.hooks.create(name, hook_log_event_on_this_host("ramp_down hook"), {"event": event, "enabled": True})
+    events = ("execjob_epilogue", "execjob_end")
+    hooks = {f"rd_{event.split('_')[1]}": hook_log_event_on_this_host("ramp_down hook", event) for event in events}
+    install_hooks(pbs, cluster, hooks)  # every mom holds them and their configs before the job
     job_id, _before, since = start_job(pbs, cluster, roles)
     host = cluster.hosts[roles.plain]
     home = str(cluster.pbs_home)

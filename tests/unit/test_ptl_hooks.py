@@ -3,11 +3,13 @@ module) with the JSON config its factory writes: the config keys drive the docum
 the log lines have the exact formats the suites match (the patterns below are the suites' own).
 Whether OpenPBS does the same with them is for the suites on a real cluster.
 
-Also: ptl_tests/hook_files.py (TestHook, the mom-side wait for body AND config).
+Also: ptl_tests/hook_files.py (TestHook, the mom-side wait for body AND config), and no module of
+ptl_tests/ keeps a hook body as a string.
 """
 
 from __future__ import annotations
 
+import ast
 import re
 import runpy
 import sys
@@ -18,7 +20,10 @@ from typing import Any
 
 import pytest
 
+from ptl_tests import hook_files
+from ptl_tests.admin_suspend_helpers import hook_log_vnode_maintenance
 from ptl_tests.hook_files import HOOKS_DIR, MomHook, TestHook, install_hooks, md5, mom_holds, parse_mom_hook_view
+from ptl_tests.ramp_down_helpers import hook_log_event_on_this_host, hook_set_release_nodes_on_stageout
 from ptl_tests.reliable_startup_helpers import (
     LAUNCH_SET_REFUSED,
     ORIGINAL_SELECT,
@@ -39,6 +44,7 @@ from tests.unit.fakepbs import (
     LOG_DEBUG,
     LOG_WARNING,
     ND_OFFLINE,
+    ND_STATE_MAINTENANCE,
     QUEUEJOB,
     FakeEvent,
     FakeJob,
@@ -380,6 +386,63 @@ def test_launch_sets_nothing_on_a_sister(tmp_path: Path) -> None:
 
 
 # ---------------------------------------------------------------------------------------------
+# The ramp-down and admin-suspend hooks
+
+
+@pytest.mark.parametrize("value", [True, False])
+@pytest.mark.parametrize("event", ["queuejob", "modifyjob"])
+def test_set_release_nodes_on_stageout(tmp_path: Path, value: bool, event: str) -> None:
+    hook = hook_set_release_nodes_on_stageout(value, event)
+    assert hook.attrs == {"event": event, "enabled": True}
+    job = FakeJob()
+    result, logs = run(hook, FakeEvent(QUEUEJOB, job), tmp_path)
+    assert result.accepted
+    assert job.release_nodes_on_stageout is value
+    assert logs == [(LOG_DEBUG, f"ramp_down hook set release_nodes_on_stageout={value}")]
+
+
+def test_log_event_on_this_host(tmp_path: Path) -> None:
+    hook = hook_log_event_on_this_host("ramp_down hook", "execjob_end")
+    assert hook.attrs == {"event": "execjob_end", "enabled": True}
+    event = FakeEvent(EXECJOB_END, started(), hook_name="rd_end")
+    result, logs = run(hook, event, tmp_path, nodename="hostB")
+    assert result.accepted
+    assert logs == [(LOG_DEBUG, "ramp_down hook rd_end on hostB")]
+
+
+class OneVnodeServer:
+    def __init__(self, name: str, vnode: FakeVnode) -> None:
+        self.name, self.node, self.asked = name, vnode, []
+
+    def vnode(self, name: str) -> FakeVnode:
+        self.asked.append(name)
+        return self.node
+
+
+@pytest.mark.parametrize(
+    ("vnode", "tail"),
+    [
+        (FakeVnode(state=0, maintenance_jobs=None), "maintenance_jobs=None maintenance=False"),
+        (
+            FakeVnode(state=ND_STATE_MAINTENANCE | 0x2, maintenance_jobs="12.srv"),
+            "maintenance_jobs=12.srv maintenance=True",
+        ),
+    ],
+)
+def test_log_vnode_maintenance(tmp_path: Path, vnode: FakeVnode, tail: str) -> None:
+    server = OneVnodeServer("hostA", vnode)
+    result, logs = run(
+        hook_log_vnode_maintenance("hostA"), FakeEvent(QUEUEJOB, FakeJob(Job_Name="as3")), tmp_path, server=server
+    )
+    assert result.accepted
+    assert server.asked == ["hostA"]
+    assert logs == [(LOG_DEBUG, f"admin_suspend probe as3: hostA {tail}")]
+    # test_hooks_see_maintenance_jobs_and_the_maintenance_state
+    assert re.search(rf"admin_suspend probe as3: {re.escape('hostA')} ", logs[0][1])
+    assert logs[0][1].endswith(tail)
+
+
+# ---------------------------------------------------------------------------------------------
 # Every hook file: used by a factory, refuses to run without its config
 
 EVERY_HOOK = [
@@ -388,6 +451,9 @@ EVERY_HOOK = [
     prune_hook(),
     probe_hook("fb", "execjob_begin"),
     launch_sets_hook("fb", run_count=1, cput="00:00:01", rerun=False),
+    hook_set_release_nodes_on_stageout(True),
+    hook_log_event_on_this_host("tag", "execjob_end"),
+    hook_log_vnode_maintenance("v"),
 ]
 
 
@@ -471,3 +537,52 @@ def test_install_hooks_imports_the_config_and_waits_for_it_on_the_moms() -> None
     install_hooks(pbs, cluster, hooks)  # type: ignore[arg-type]
     assert created == [(name, h.body, dict(h.attrs), h.config_text) for name, h in hooks.items()]
     assert cluster.views == [f"launch true {body} {config}"]  # it waited past the config-less poll
+
+
+# ---------------------------------------------------------------------------------------------
+# No hook body as a string in ptl_tests/
+
+
+def hook_body_strings(source: str, filename: str = "<source>") -> list[int]:
+    """Line numbers of string literals (f-strings joined) holding both "import pbs" and "pbs.event()"."""
+    found = set()
+    for node in ast.walk(ast.parse(source, filename)):
+        if isinstance(node, ast.JoinedStr):
+            text = "".join(v.value for v in node.values if isinstance(v, ast.Constant) and isinstance(v.value, str))
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            text = node.value
+        else:
+            continue
+        if "import pbs" in text and "pbs.event()" in text:
+            found.add(node.lineno)
+    return sorted(found)
+
+
+def test_the_detector_finds_hook_bodies_in_plain_and_f_strings() -> None:
+    old_style = '''
+BODY = """import pbs
+e = pbs.event()
+e.accept()
+"""
+
+
+def body(tag):
+    return f"""import pbs
+
+e = pbs.event()
+pbs.logmsg(pbs.LOG_DEBUG, "{tag} %s" % e.hook_name)
+"""
+'''
+    assert hook_body_strings(old_style) == [2, 9]
+    assert hook_body_strings('DOC = "hooks read pbs.hook_config_filename"\n') == []
+
+
+def test_no_hook_body_as_a_string_in_ptl_tests() -> None:
+    found = [
+        f"{path.relative_to(ROOT)}:{line}"
+        for path in sorted(PTL_TESTS.rglob("*.py"))
+        if path.parent != HOOKS_DIR
+        for line in hook_body_strings(path.read_text(), str(path))
+    ]
+    assert found == [], "put the hook in ptl_tests/hooks/ with a JSON config (ptl_tests/hook_files.py)"
+    assert hook_files.HOOKS_DIR == PTL_TESTS / "hooks"
