@@ -104,7 +104,7 @@ def mom_hook_view(cluster: Cluster, host: str) -> dict[str, MomHook]:
     """Site hooks a mom holds (PBS_* hooks left out): {name: MomHook}."""
     script = (
         'digest() { if [ -f "$1" ]; then md5sum < "$1" | cut -c1-32; else echo -; fi; }; '
-        f"cd {cluster.pbs_home}/mom_priv/hooks && for f in *.HK; do n=${{f%.HK}}; "
+        f'cd {cluster.pbs_home}/mom_priv/hooks && for f in *.HK; do [ -e "$f" ] || continue; n=${{f%.HK}}; '
         'case $n in PBS_*) continue;; esac; e=$(sed -n "s/^enabled=//p" "$f"); '
         'echo "$n ${e:-true} $(digest "$n.PY") $(digest "$n.CF")"; done'
     )

@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import re
 import runpy
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -490,6 +491,32 @@ def test_mom_hook_view_parses_body_and_config_digests() -> None:
         "fb_pad": MomHook("true", "", ""),
         "fb_launch": MomHook("true", "aaa", "bbb"),
         "rjs_prune": MomHook("false", "ccc", ""),
+    }
+
+
+def test_mom_hook_view_script_on_a_hook_directory(tmp_path: Path) -> None:
+    """The listing script, run by a local shell on a stand-in mom_priv/hooks."""
+    hooks = tmp_path / "mom_priv" / "hooks"
+    hooks.mkdir(parents=True)
+
+    def run(script: str) -> subprocess.CompletedProcess:  # like host.run: never raises
+        return subprocess.run(["sh", "-c", script], check=False, capture_output=True, text=True)
+
+    cluster = SimpleNamespace(pbs_home=tmp_path, hosts={"m": SimpleNamespace(run=run)})
+    assert hook_files.mom_hook_view(cluster, "m") == {}  # type: ignore[arg-type]
+    files = {
+        "launch.HK": "type=site\nevent=execjob_launch\n",
+        "launch.PY": "body\n",
+        "launch.CF": '{"tag": "launch"}\n',
+        "fault.HK": "enabled=false\n",
+        "fault.PY": "fault body\n",
+        "PBS_cgroups.HK": "",
+    }
+    for name, text in files.items():
+        (hooks / name).write_text(text)
+    assert hook_files.mom_hook_view(cluster, "m") == {  # type: ignore[arg-type]
+        "launch": MomHook("true", md5("body\n"), md5('{"tag": "launch"}\n')),
+        "fault": MomHook("false", md5("fault body\n"), ""),
     }
 
 
