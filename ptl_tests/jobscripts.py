@@ -69,20 +69,6 @@ def pid_records(text: str) -> list[tuple[str, int, str]]:
     return out
 
 
-def hook_log_vnode_maintenance(vnode: str) -> str:
-    """Body of a queuejob hook logging what hooks see of a vnode's admin-suspend state, tagged with
-    the submitted job's name: `admin_suspend probe <name>: <vnode> maintenance_jobs=<value>
-    maintenance=<True|False>`."""
-    return f"""import pbs
-
-vn = pbs.server().vnode({vnode!r})
-in_maintenance = bool(vn.state & pbs.ND_STATE_MAINTENANCE)
-pbs.logmsg(pbs.LOG_DEBUG, "admin_suspend probe %s: %s maintenance_jobs=%s maintenance=%s"
-           % (pbs.event().job.Job_Name, {vnode!r}, vn.maintenance_jobs, in_maintenance))
-pbs.event().accept()
-"""
-
-
 def pruned_job_report(prefix: str, report: str, indexes: int, hosts: list[str], seconds: int) -> str:
     """Write what a (pruned) job can reach into `report` (a shared path), then sleep SECONDS:
     `== nodefile` ($PBS_NODEFILE as is); `== pbsdsh` ("<i> rc=<rc> <stderr>" of `pbsdsh -n i` for i in

@@ -1,7 +1,7 @@
 """Helpers of the node ramp-down suite (ptl_tests/ramp_down/): the hosts and users it uses by role and
-the select strings built from them, hook bodies, a stageout that lasts until the test lets it finish,
-the custom resources the keep_select (-k) tests request, a record of what pbsdsh tasks see
-(mpiprocs/ompthreads), and the server's rules for what -k keeps.
+the select strings built from them, its test hooks (files in ptl_tests/hooks/), a stageout that
+lasts until the test lets it finish, the custom resources the keep_select (-k) tests request, a
+record of what pbsdsh tasks see (mpiprocs/ompthreads), and the server's rules for what -k keeps.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from pbs_harness.pbs.parsers import SelectChunk, VnodeSlice, size_kb
 from pbs_harness.pbs.substates import PRERUN
 from pbs_harness.topology import Topology
 from pbs_harness.transport import RemoteHost
+from ptl_tests.hook_files import TestHook
 
 SUPERCHUNK_VNODES = 3  # the standard job's middle chunk: 3 cpus over three 1-cpu vnodes of one host
 
@@ -87,25 +88,15 @@ STAGEOUT_SUBSTATE = 51  # JOB_SUBSTATE_STAGEOUT (src/include/job.h)
 PRERUN_SUBSTATE = PRERUN  # sent to the mom, not yet running
 
 
-def hook_set_release_nodes_on_stageout(value: bool) -> str:
-    """queuejob/modifyjob hook body setting the job's release_nodes_on_stageout (a Python bool)."""
-    return f"""import pbs
-
-e = pbs.event()
-e.job.release_nodes_on_stageout = {value!r}
-pbs.logmsg(pbs.LOG_DEBUG, "ramp_down hook set release_nodes_on_stageout=%s" % {value!r})
-e.accept()
-"""
+def hook_set_release_nodes_on_stageout(value: bool, event: str = "queuejob") -> TestHook:
+    """A queuejob or modifyjob hook setting the job's release_nodes_on_stageout to `value` (it logs
+    "ramp_down hook set release_nodes_on_stageout=True|False")."""
+    return TestHook("set_release_nodes_on_stageout.py", {"event": event, "enabled": True}, {"value": value})
 
 
-def hook_log_event_on_this_host(tag: str) -> str:
-    """execjob_* hook body logging `<tag> <event> on <host>` in the mom log of the host it runs on."""
-    return f"""import pbs
-
-e = pbs.event()
-pbs.logmsg(pbs.LOG_DEBUG, "{tag} %s on %s" % (e.hook_name, pbs.get_local_nodename()))
-e.accept()
-"""
+def hook_log_event_on_this_host(tag: str, event: str) -> TestHook:
+    """An `event` (execjob_*) hook logging `<tag> <hook name> on <host>` in the mom log of the host it runs on."""
+    return TestHook("log_event_on_this_host.py", {"event": event, "enabled": True}, {"tag": tag})
 
 
 @dataclass

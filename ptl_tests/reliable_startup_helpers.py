@@ -10,9 +10,13 @@ in Resource_List.site and pads it with increment_chunks(1) to PADDED_SELECT: fiv
 hosts (the primary, then sisters 1..4 in node order). The prune hook (execjob_launch or
 execjob_prologue) calls release_nodes(keep_select=<site>) on the primary, back to three chunks.
 
-Every hook body of the suite comes from ONE template, `suite_hook_body(**cfg)`: the CFG dict
-literal at its top switches the parts on (pad, tolerance, prune, vnode lists, offlining, probes).
-Sister failures injected with hooks go through `nemesis.reject_hook(event, hosts, how)`.
+The suite's hooks are files in ptl_tests/hooks/, configured through their JSON hook config file
+(ptl_tests/hook_files.py): pad_and_tolerate.py (queuejob: pad, tolerance), select_api_probe.py
+(queuejob: increment_chunks and draft-API probes), vnode_lists_and_prune.py (mom: vnode lists,
+offlining, prune), event_probe.py (mom: markers, sleeps, attribute sets) and
+launch_sets_job_attributes.py; the factories below (pad_hook, prune_hook, ...) return them as
+`TestHook` values for `install_hooks`. Sister failures injected with hooks go through
+`nemesis.reject_hook(event, hosts, how)`.
 
 Expected pruned assignments are computed from the job's own initial exec_vnode with the shipped
 rule (src/server/vnparse.c, release_nodes; see expected_prune).
@@ -20,7 +24,6 @@ rule (src/server/vnparse.c, release_nodes; see expected_prune).
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -33,13 +36,13 @@ from pbs_harness import defect_retry
 from pbs_harness.cluster import Cluster
 from pbs_harness.evidence.accounting import AccountingReader
 from pbs_harness.evidence.logs import LogReader, mom_log, server_log
-from pbs_harness.faults.hookbodies import failing_hook_body
 from pbs_harness.pbs.client import Pbs
 from pbs_harness.pbs.moms import edit_config
 from pbs_harness.pbs.parsers import parse_exec_host, parse_exec_vnode, parse_select, size_kb
 from pbs_harness.pbs.substates import PRERUN, RUNNING  # noqa: F401 - the suite's names
 from pbs_harness.topology import Topology
 from pbs_harness.waits import wait_until
+from ptl_tests.hook_files import TestHook
 from ptl_tests.kit import JobKit
 
 
@@ -102,88 +105,39 @@ REJECTED_BY = "{event} request rejected by '{hook}'"
 UPDATED_NODES = "updated nodes info"
 
 # ---------------------------------------------------------------------------------------------
-# Hook bodies: one template, switched by the CFG literal.
-
-SUITE_HOOK = """\
-import pbs
-
-CFG = {cfg!r}
-e = pbs.event()
+# The suite's hooks (files in ptl_tests/hooks/, each documenting its config keys and log lines)
 
 
-def log(msg):
-    pbs.logmsg(pbs.LOG_DEBUG, "%s: %s" % (CFG["tag"], msg))
+def pad_hook(increment: object = 1, tolerance: str | None = "job_start") -> TestHook:
+    """The suite's queuejob hook: saves the select in Resource_List.site and pads it with
+    increment_chunks(increment) (None: no padding), sets tolerate_node_failures (None: unset)."""
+    return TestHook(
+        "pad_and_tolerate.py",
+        {"event": "queuejob", "enabled": True},
+        {"tag": "pad", "increment": increment, "tolerance": tolerance},
+    )
 
 
-if e.type == pbs.QUEUEJOB:
-    j = e.job
-    for case in CFG.get("increment_probe", []):
-        sel = pbs.select(case[0])
-        log("sel=%s" % sel)
-        for spec in case[1]:
-            got = sel.increment_chunks(spec)
-            log("sel.increment_chunks(%r)=%s [%s]" % (spec, got, type(got).__name__))
-    for expr in CFG.get("draft_probe", []):
-        try:
-            log("draft %s -> %r" % (expr, eval(expr, {{"pbs": pbs, "e": e, "j": j}})))
-        except Exception as exc:
-            log("draft %s -> %s: %s" % (expr, type(exc).__name__, exc))
-    if CFG.get("increment") is not None:
-        j.Resource_List["site"] = str(j.Resource_List["select"])
-        j.Resource_List["select"] = j.Resource_List["select"].increment_chunks(CFG["increment"])
-    if CFG.get("tolerance"):
-        j.tolerate_node_failures = CFG["tolerance"]
-    e.accept()
-
-if e.type == pbs.EXECJOB_LAUNCH and "PBS_NODEFILE" not in e.env:
-    e.accept()  # a task spawned by pbsdsh/tm_spawn, not the job's top-level launch
-j = e.job
-phase = CFG.get("phase", "HOOK")
-if CFG.get("log_lists"):
-    for vn in sorted(e.vnode_list):
-        log("found vnode_list[%s]" % vn)
-    for vn in sorted(e.vnode_list_fail):
-        log("found vnode_list_fail[%s]" % vn)
-if CFG.get("offline_failed"):
-    for vn in sorted(e.vnode_list_fail):
-        e.vnode_list_fail[vn].state = pbs.ND_OFFLINE
-        log("offlined vnode_list_fail[%s]" % vn)
-if CFG.get("prune") and j.in_ms_mom():
-    keep = CFG.get("keep") or j.Resource_List["site"]
-    pj = j.release_nodes(keep_select=keep)
-    log("release_nodes(keep_select=%s) returned %s" % (keep, "None" if pj is None else "a job"))
-    if pj is None:
-        if CFG.get("on_failure") == "delete":
-            j.delete()
-        elif CFG.get("on_failure") == "hold_rerun":
-            j.Hold_Types = pbs.hold_types("s")
-            j.rerun()
-        if CFG.get("on_failure"):
-            e.reject("unsuccessful at %s" % phase)
-    else:
-        log("job.exec_vnode=%s" % pj.exec_vnode)
-        log("job.exec_host=%s" % pj.exec_host)
-        log("job.schedselect=%s" % pj.schedselect)
-e.accept()
-"""
+def select_probe_hook(
+    tag: str,
+    *,
+    increment_probe: Sequence[tuple[str, Sequence[object]]] = (),
+    draft_probe: Sequence[str] = (),
+) -> TestHook:
+    """A queuejob hook logging "<tag>: sel=<select>" and "<tag>: sel.increment_chunks(<spec>)=<result>
+    [<type>]" for each (select, [spec, ...]) of increment_probe (a per-chunk spec {index: increment}
+    keeps int keys), and "<tag>: draft <expr> -> <repr or exception>" for each expression of
+    draft_probe (evaluated with pbs, e = the event, j = its job)."""
+    config = {
+        "tag": tag,
+        "increment_probe": [[select, list(specs)] for select, specs in increment_probe],
+        "draft_probe": list(draft_probe),
+    }
+    return TestHook("select_api_probe.py", {"event": "queuejob", "enabled": True}, config)
 
 
-def suite_hook_body(tag: str, **cfg: Any) -> str:
-    """A hook body of the suite; `tag` prefixes its log lines ("<tag>: ...").
-
-    Queuejob keys: increment (pads select, saves the original in Resource_List.site), tolerance,
-    increment_probe ([(select, [spec, ...]), ...]: logs "sel=..." and "sel.increment_chunks(spec)=... [type]"),
-    draft_probe ([python expression, ...]: logs "draft <expr> -> <value or exception>").
-    Mom keys: phase (word in the reject message), log_lists (vnode_list / vnode_list_fail),
-    offline_failed, prune (release_nodes on the primary), keep (keep_select; default the saved
-    site), on_failure ("hold_rerun", "delete" or None: only log).
-    """
-    return SUITE_HOOK.format(cfg={"tag": tag, **cfg})
-
-
-def pad_hook(increment: object = 1, tolerance: str | None = "job_start") -> tuple[str, dict[str, object]]:
-    """(body, attributes) of the suite's queuejob padding hook."""
-    return suite_hook_body("pad", increment=increment, tolerance=tolerance), {"event": "queuejob", "enabled": True}
+PRUNE_TAGS = {"execjob_launch": "launch", "execjob_prologue": "prolo", "execjob_begin": "begin"}
+PHASES = {"launch": "LAUNCH", "prolo": "PROLOGUE", "begin": "BEGIN"}
 
 
 def prune_hook(
@@ -193,19 +147,24 @@ def prune_hook(
     on_failure: str | None = "hold_rerun",
     log_lists: bool = True,
     offline_failed: bool = False,
-) -> tuple[str, dict[str, object]]:
-    """(body, attributes) of the suite's pruning hook (tag "launch" or "prolo")."""
-    tag = "launch" if event == "execjob_launch" else "prolo"
-    body = suite_hook_body(
-        tag,
-        phase=tag.upper() if tag == "launch" else "PROLOGUE",
-        log_lists=log_lists,
-        offline_failed=offline_failed,
-        prune=True,
-        keep=keep,
-        on_failure=on_failure,
-    )
-    return body, {"event": event, "enabled": True, "alarm": 30}
+    prune: bool = True,
+) -> TestHook:
+    """The suite's pruning hook, tagged "launch", "prolo" or "begin" by its event: on the primary,
+    release_nodes(keep_select=keep or the saved site); on failure hold + requeue ("hold_rerun"),
+    delete, or (None) only log; rejecting says "unsuccessful at LAUNCH|PROLOGUE|BEGIN". log_lists
+    logs "<tag>: found vnode_list[<vnode>]" / "found vnode_list_fail[<vnode>]"; offline_failed
+    offlines the failed vnodes; prune=False only logs (and offlines)."""
+    tag = PRUNE_TAGS[event]
+    config = {
+        "tag": tag,
+        "phase": PHASES[tag],
+        "log_lists": log_lists,
+        "offline_failed": offline_failed,
+        "prune": prune,
+        "keep": keep,
+        "on_failure": on_failure,
+    }
+    return TestHook("vnode_lists_and_prune.py", {"event": event, "enabled": True, "alarm": 30}, config)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -224,67 +183,6 @@ def set_short_alarms(pbs: Pbs, cluster: Cluster, primary: str, seconds: int = SH
     for key in ("sister_join_job_alarm", "job_launch_delay"):
         mom.expect(f";{key};{seconds}$", since, timeout=20)
     return since
-
-
-MOM_EVENTS = ("execjob_", "exechost_")
-
-
-def mom_hook_view(cluster: Cluster, host: str) -> dict[str, tuple[str, str]]:
-    """Site hooks a mom holds: {name: (enabled, md5 of the body)} from PBS_HOME/mom_priv/hooks.
-    A .HK file leaves `enabled` out when it is true."""
-    script = (
-        f"cd {cluster.pbs_home}/mom_priv/hooks && for f in *.HK; do n=${{f%.HK}}; "
-        'case $n in PBS_*) continue;; esac; e=$(sed -n "s/^enabled=//p" "$f"); '
-        'echo "$n ${e:-true} $(md5sum < "$n.PY" 2>/dev/null | cut -c1-32)"; done'
-    )
-    view: dict[str, tuple[str, str]] = {}
-    for line in cluster.hosts[host].run(script).stdout.splitlines():
-        parts = line.split()
-        if len(parts) >= 2:
-            view[parts[0]] = (parts[1], parts[2] if len(parts) > 2 else "")
-    return view
-
-
-def wait_mom_hooks(pbs: Pbs, cluster: Cluster, bodies: Mapping[str, str] | None = None, timeout: float = 180) -> None:
-    """Wait until every mom holds exactly the server's mom hooks, enabled as on the server, with the
-    given bodies. The server sends hook files to the moms asynchronously (and deletions late when a
-    mom was unreachable): a job started before that runs with the moms' old hooks."""
-    server = {
-        name: str(attrs.get("enabled", "")).lower()
-        for name, attrs in pbs.hooks.attributes().items()
-        if any(ev.strip().startswith(MOM_EVENTS) for ev in attrs.get("event", "").split(","))
-    }
-    digests = {  # bodies of mom hooks only: queuejob hooks stay on the server
-        n: hashlib.md5(b.encode()).hexdigest()  # noqa: S324 - a checksum, not security
-        for n, b in (bodies or {}).items()
-        if n in server
-    }
-
-    def matches(view: dict[str, tuple[str, str]]) -> bool:
-        if {n: e for n, (e, _) in view.items()} != server:
-            return False
-        return all(view[n][1] == d for n, d in digests.items())
-
-    for mom in cluster.moms:
-        wait_until(
-            lambda mom=mom: mom_hook_view(cluster, mom.name),
-            matches,
-            timeout=timeout,
-            describe=f"mom hooks on {mom.name} = the server's {server}, bodies {digests}",
-        )
-
-
-def install_hooks(
-    pbs: Pbs, cluster: Cluster, hooks: Mapping[str, tuple[str, Mapping[str, object]]], faults: Iterable[Any] = ()
-) -> None:
-    """Create the named (body, attributes) hooks, then wait until every mom has them (and the
-    nemesis fault hooks `faults`, and no stale hook); the baseline restore deletes them afterwards."""
-    for name, (body, attrs) in hooks.items():
-        pbs.hooks.create(name, body, attrs)
-    bodies = {name: body for name, (body, _) in hooks.items()}
-    for fault in faults:
-        bodies[fault.name] = failing_hook_body(fault.hosts, fault.how, fault.seconds)
-    wait_mom_hooks(pbs, cluster, bodies)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -481,79 +379,13 @@ BADSTATE = "Request invalid for state of job"  # msg_badstate, PBSE_BADSTATE
 KILLING_JOB = r"im_eof, lost communication with {host} for > \d+ secs, killing job now"
 PBSEVENT_SYSTEM = 0x0002
 
-# execjob_launch on the primary: sets the job's Execution_Time (an hour ahead), run_count and
-# resources_used.cput to the values in CFG, logs "<tag> set Execution_Time=<ctime> ...", and with
-# CFG["rerun"] requeues the job (rerun + reject).
-LAUNCH_SETS_HOOK = """\
-import time
-import pbs
-CFG = {cfg!r}
-e = pbs.event()
-j = e.job
-if j.in_ms_mom():
-    at = int(time.time()) + 3600
-    j.Execution_Time = at
-    j.run_count = CFG["run_count"]
-    j.resources_used["cput"] = pbs.duration(CFG["cput"])
-    pbs.logmsg(pbs.EVENT_DEBUG, "%s set Execution_Time=%s run_count=%s cput=%s" % (
-        CFG["tag"], time.ctime(at), CFG["run_count"], CFG["cput"]))
-    if CFG["rerun"]:
-        j.rerun()
-        e.reject("%s requeues the job" % CFG["tag"])
-"""
 
-
-def launch_sets_hook(tag: str, *, run_count: int, cput: str, rerun: bool) -> tuple[str, dict[str, object]]:
-    """(body, attributes) of LAUNCH_SETS_HOOK."""
-    body = LAUNCH_SETS_HOOK.format(cfg={"tag": tag, "run_count": run_count, "cput": cput, "rerun": rerun})
-    return body, {"event": "execjob_launch", "enabled": True}
-
-
-PROBE_HOOK = """\
-import time
-
-import pbs
-
-CFG = {cfg!r}
-e = pbs.event()
-here = pbs.get_local_nodename()
-EVENTS = {{
-    pbs.EXECJOB_BEGIN: "begin",
-    pbs.EXECJOB_PROLOGUE: "prologue",
-    pbs.EXECJOB_LAUNCH: "launch",
-    pbs.EXECJOB_RESIZE: "resize",
-}}
-event = EVENTS.get(e.type, str(e.type))
-
-
-def log(msg):
-    pbs.logmsg(pbs.LOG_WARNING, "%s %s on %s: %s" % (CFG["tag"], event, here, msg))
-
-
-if e.type == pbs.EXECJOB_LAUNCH and "PBS_NODEFILE" not in e.env:
-    e.accept()  # a task spawned by pbsdsh/tm_spawn, not the job's top-level launch
-log("started")
-if here in CFG.get("sleep_on", {{}}):
-    log("sleeping %d secs" % CFG["sleep_on"][here])
-    time.sleep(CFG["sleep_on"][here])
-    log("slept")
-for what in CFG.get("try_set", []):
-    try:
-        if what == "server":
-            pbs.server().comment = "set by %s" % CFG["tag"]
-        elif what == "job":
-            e.job.comment = "set by %s" % CFG["tag"]
-        elif what == "vnode":
-            e.vnode_list[here].comment = "set by %s" % CFG["tag"]
-        log("set %s attribute: accepted" % what)
-    except Exception as exc:
-        log("set %s attribute: %s: %s" % (what, type(exc).__name__, exc))
-if CFG.get("hold_and_reject") and e.job.in_ms_mom():
-    e.job.Hold_Types = pbs.hold_types("s")
-    e.job.rerun()
-    e.reject("held by %s" % CFG["tag"])
-e.accept()
-"""
+def launch_sets_hook(tag: str, *, run_count: int, cput: str, rerun: bool) -> TestHook:
+    """execjob_launch on the primary: sets the job's Execution_Time (an hour ahead), run_count and
+    resources_used.cput, logs "<tag> set Execution_Time=<ctime> run_count=<n> cput=<cput>", and
+    with rerun requeues the job (rerun + reject)."""
+    config = {"tag": tag, "run_count": run_count, "cput": cput, "rerun": rerun}
+    return TestHook("launch_sets_job_attributes.py", {"event": "execjob_launch", "enabled": True}, config)
 
 
 def probe_hook(
@@ -564,20 +396,18 @@ def probe_hook(
     sleep_on: Mapping[str, int] | None = None,
     try_set: Sequence[str] = (),
     hold_and_reject: bool = False,
-) -> tuple[str, dict[str, object]]:
-    """(body, attributes) of a marker hook: logs "<tag> <event> on <host>: started" wherever it runs
-    (the start of a timer window on the primary), optionally sleeps on some hosts, tries to set a
-    server/job/vnode attribute (logging "set <what> attribute: accepted" or the exception), and on
-    the primary may hold (s), requeue and reject the job."""
-    body = PROBE_HOOK.format(
-        cfg={
-            "tag": tag,
-            "sleep_on": dict(sleep_on or {}),
-            "try_set": list(try_set),
-            "hold_and_reject": hold_and_reject,
-        }
-    )
-    return body, {"event": event, "enabled": True, "alarm": alarm}
+) -> TestHook:
+    """A marker hook: logs "<tag> <event> on <host>: started" wherever it runs (the start of a
+    timer window on the primary), optionally sleeps on some hosts, tries to set a server/job/vnode
+    attribute (logging "set <what> attribute: accepted" or the exception), and on the primary may
+    hold (s), requeue and reject the job."""
+    config = {
+        "tag": tag,
+        "sleep_on": dict(sleep_on or {}),
+        "try_set": list(try_set),
+        "hold_and_reject": hold_and_reject,
+    }
+    return TestHook("event_probe.py", {"event": event, "enabled": True, "alarm": alarm}, config)
 
 
 def set_mom_options(pbs: Pbs, cluster: Cluster, host: str, options: Mapping[str, object]) -> datetime:

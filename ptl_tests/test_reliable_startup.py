@@ -24,6 +24,7 @@ import pytest
 from pbs_harness.pbs.parsers import parse_select, size_kb
 from pbs_harness.waits import WaitTimeout, wait_until
 from ptl_tests import jobscripts
+from ptl_tests.hook_files import install_hooks, wait_mom_hooks
 from ptl_tests.reliable_startup_helpers import (
     COULD_NOT_SATISFY,
     HAVE,
@@ -46,16 +47,14 @@ from ptl_tests.reliable_startup_helpers import (
     clear_node_order,
     expected_prune,
     hosts_of,
-    install_hooks,
     met_empty_fail_list,
     pad_hook,
     prune_hook,
     select_chunks,
+    select_probe_hook,
     set_node_order,
     set_short_alarms,
-    suite_hook_body,
     suite_roles,
-    wait_mom_hooks,
 )
 
 pytestmark = [pytest.mark.acceptance, pytest.mark.reliable_startup, pytest.mark.needs_moms(6)]
@@ -288,7 +287,7 @@ def test_tolerance_from_default_qsub_arguments(kit) -> None:
 
 @pytest.mark.spec("RJS-1")
 def test_tolerance_from_queuejob_hook(kit) -> None:
-    install_hooks(kit.pbs, kit.cluster, {"qjob": (suite_hook_body("qjob", tolerance="all"), {"event": "queuejob"})})
+    install_hooks(kit.pbs, kit.cluster, {"qjob": pad_hook(increment=None, tolerance="all")})
     job_id = kit.submit(args=["-h"])
     assert kit.pbs.jobs.status(job_id)["tolerate_node_failures"] == "all"
 
@@ -389,8 +388,8 @@ def test_increment_chunks_spec_examples(kit, conformance) -> None:
         (SPEC_SELECT_5, [spec for sel, spec, _ in INCREMENT_EXAMPLES if sel == SPEC_SELECT_5]),
     ]
     zero = 'pbs.select("ncpus=1+ncpus=2").increment_chunks(0)'
-    hook = suite_hook_body("incr", increment_probe=cases, draft_probe=[zero])
-    install_hooks(kit.pbs, kit.cluster, {"incr": (hook, {"event": "queuejob"})})
+    hook = select_probe_hook("incr", increment_probe=cases, draft_probe=[zero])
+    install_hooks(kit.pbs, kit.cluster, {"incr": hook})
     job_id = kit.submit(args=["-h"])
     assert kit.pbs.jobs.status(job_id)["job_state"] == "H"  # the queuejob hook accepted it
     for select in (SPEC_SELECT, SPEC_SELECT_5):
@@ -422,8 +421,8 @@ def test_early_draft_api_absent(kit, conformance) -> None:
         "j.select_requested",
         'j.Resource_List["select_reliable_startup"]',
     ]
-    hook = suite_hook_body("draft", draft_probe=probes)
-    install_hooks(kit.pbs, kit.cluster, {"draft": (hook, {"event": "queuejob"})})
+    hook = select_probe_hook("draft", draft_probe=probes)
+    install_hooks(kit.pbs, kit.cluster, {"draft": hook})
     kit.submit(args=["-h"])
     got = {
         p: kit.server_log.expect(f"draft: draft {re.escape(p)} -> ", kit.since, timeout=20).message.split(" -> ", 1)[1]
@@ -511,8 +510,8 @@ def test_impossible_keep_select(kit, short_alarms, conformance, action) -> None:
 @pytest.mark.guards("RJS-8")
 def test_release_nodes_outside_prologue_and_launch_returns_none(kit, short_alarms) -> None:
     pbs = kit.pbs
-    begin = suite_hook_body("begin", prune=True, keep=ORIGINAL_SELECT, on_failure=None)
-    install_hooks(pbs, kit.cluster, {"pad": pad_hook(), "begin": (begin, {"event": "execjob_begin"})})
+    begin = prune_hook("execjob_begin", keep=ORIGINAL_SELECT, on_failure=None, log_lists=False)
+    install_hooks(pbs, kit.cluster, {"pad": pad_hook(), "begin": begin})
     job_id = kit.submit()
     job = pbs.jobs.wait(job_id, job_state="R", substate=RUNNING, timeout=START_TIMEOUT)
     kit.mom.expect(f"begin: release_nodes\\(keep_select={re.escape(ORIGINAL_SELECT)}\\) returned None", kit.since, 20)
@@ -671,16 +670,6 @@ def site_hooks(pbs, cluster):
         assert export_config(pbs, hook) == text, f"{hook} config not restored"
 
 
-def wait_mom_config(cluster, host: str, hook: str, text: str) -> None:
-    path = f"{cluster.pbs_home}/mom_priv/hooks/{hook}.CF"
-    wait_until(
-        lambda: cluster.hosts[host].run(["cat", path]).stdout,
-        lambda got: got.strip() == text.strip(),
-        timeout=180,
-        describe=f"{path} on {host} is the imported config",
-    )
-
-
 @pytest.mark.spec("RJS-case", "RJS-1", "RJS-2", "RJS-7", "RJS-8")
 @pytest.mark.guards("RJS-case", "RJS-1", "RJS-2", "RJS-7", "RJS-8")
 def test_site_hook_pack_prunes_a_silent_sister(kit, nemesis, short_alarms, site_hooks, conformance) -> None:
@@ -725,8 +714,7 @@ def test_site_hook_pack_deletes_when_pruning_fails(kit, nemesis, short_alarms, s
     pbs = kit.pbs
     prune_config = '{"on_prune_failure": "delete"}'
     site_hooks("rjs_prune", prune_config)
-    wait_mom_hooks(pbs, kit.cluster)
-    wait_mom_config(kit.cluster, kit.primary, "rjs_prune", prune_config)
+    wait_mom_hooks(pbs, kit.cluster, {"rjs_prune": (None, prune_config)})  # the deployed body, this config
     silent = [kit.roles.sister(1), kit.roles.sister(2)]
     for host in silent:  # the 2-cpu sisters: only the primary keeps 2 cpus
         nemesis.stop_mom(host)

@@ -27,9 +27,9 @@ import pytest
 
 from pbs_harness import baseline, defect_retry
 from pbs_harness.evidence.logs import mom_log, server_log
-from pbs_harness.faults.hookbodies import failing_hook_body
 from pbs_harness.pbs.parsers import size_kb, vnodes_of
 from pbs_harness.waits import WaitTimeout, wait_until
+from ptl_tests.hook_files import install_hooks
 from ptl_tests.reliable_startup_helpers import (
     BADSTATE,
     IGNORING,
@@ -41,7 +41,6 @@ from ptl_tests.reliable_startup_helpers import (
     LAUNCH_DELAY_UPDATED,
     LAUNCH_SET_REFUSED,
     LAUNCH_SET_REFUSED_OLD,
-    MOM_EVENTS,
     PBSEVENT_SYSTEM,
     PRERUN,
     PROLOGUES_INCOMPLETE,
@@ -64,9 +63,7 @@ from ptl_tests.reliable_startup_helpers import (
     prune_hook,
     seconds_between,
     set_mom_options,
-    suite_hook_body,
     suite_roles,
-    wait_mom_hooks,
 )
 
 PBSEVENT_ADMIN, PBSEVENT_DEBUG2 = 0x0004, 0x0100  # src/include/log.h
@@ -143,14 +140,9 @@ def kit(pbs, cluster, roles, chunk_hosts):
 def install(pbs, cluster, hooks, faults=()) -> None:
     """Create the hooks, each name with a fresh suffix (a deleted hook stays "pending delete" on
     the server until every mom acknowledged it, and a sister busy in a sleeping hook acknowledges
-    late), then wait until every mom holds them and the nemesis fault hooks."""
+    late), then wait until every mom holds them, their configs and the nemesis fault hooks."""
     token = uuid.uuid4().hex[:4]
-    bodies = {fault.name: failing_hook_body(fault.hosts, fault.how, fault.seconds) for fault in faults}
-    for name, (body, attrs) in hooks.items():
-        pbs.hooks.create(f"{name}_{token}", body, attrs)
-        if str(attrs["event"]).startswith(MOM_EVENTS):
-            bodies[f"{name}_{token}"] = body
-    wait_mom_hooks(pbs, cluster, bodies)
+    install_hooks(pbs, cluster, {f"{name}_{token}": hook for name, hook in hooks.items()}, faults)
 
 
 def host_vnodes(exec_vnode: str, *hosts: str) -> list[str]:
@@ -372,7 +364,7 @@ def test_failed_begin_and_prologue_sisters_are_reported_and_offlined(
         nemesis.reject_hook("execjob_begin", (at_begin,), how=begin_fault),
         nemesis.reject_hook("execjob_prologue", (at_prologue,), how=prologue_fault),
     ]
-    prologue_lists = suite_hook_body("prolo", log_lists=True), {"event": "execjob_prologue", "enabled": True}
+    prologue_lists = prune_hook("execjob_prologue", prune=False)  # logs its vnode lists only
     hooks = {"fb_pad": pad_hook(), "fb_prolo": prologue_lists, "fb_launch": prune_hook(offline_failed=True)}
     install(pbs, cluster, hooks, faults)
 

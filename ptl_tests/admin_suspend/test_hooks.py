@@ -8,8 +8,8 @@ from datetime import datetime
 import pytest
 
 from pbs_harness.evidence.logs import server_log
-from ptl_tests import jobscripts
-from ptl_tests.admin_suspend_helpers import FREE, MAINT, wait_nodes
+from ptl_tests.admin_suspend_helpers import FREE, MAINT, hook_log_vnode_maintenance, wait_nodes
+from ptl_tests.hook_files import create_hook
 
 pytestmark = [pytest.mark.acceptance, pytest.mark.admin_suspend]
 
@@ -19,7 +19,7 @@ pytestmark = [pytest.mark.acceptance, pytest.mark.admin_suspend]
 def test_hooks_see_maintenance_jobs_and_the_maintenance_state(kit, pbs, cluster, topology) -> None:
     (host,) = topology.plain_hosts(1)
     hook = "as_probe"
-    pbs.hooks.create(hook, jobscripts.hook_log_vnode_maintenance(host), {"event": "queuejob", "enabled": True})
+    create_hook(pbs, hook, hook_log_vnode_maintenance(host))
     try:
         job = kit.running(select=f"1:ncpus=1:host={host}")
 

@@ -6,6 +6,7 @@ import pytest
 
 from pbs_harness.evidence.logs import mom_log
 from pbs_harness.waits import wait_until
+from ptl_tests.hook_files import install_hooks
 from ptl_tests.ramp_down.jobs import start_job
 from ptl_tests.ramp_down_helpers import hook_log_event_on_this_host
 
@@ -15,9 +16,9 @@ pytestmark = [pytest.mark.acceptance, pytest.mark.ramp_down, pytest.mark.needs_m
 @pytest.mark.spec("RD-1")
 @pytest.mark.guards("RD-1")
 def test_released_host_cleanup_runs_epilogue_and_end_hooks(pbs, cluster, roles, conformance) -> None:
-    for event in ("execjob_epilogue", "execjob_end"):
-        name = f"rd_{event.split('_')[1]}"
-        pbs.hooks.create(name, hook_log_event_on_this_host("ramp_down hook"), {"event": event, "enabled": True})
+    events = ("execjob_epilogue", "execjob_end")
+    hooks = {f"rd_{event.split('_')[1]}": hook_log_event_on_this_host("ramp_down hook", event) for event in events}
+    install_hooks(pbs, cluster, hooks)  # every mom holds them and their configs before the job
     job_id, _before, since = start_job(pbs, cluster, roles)
     host = cluster.hosts[roles.plain]
     home = str(cluster.pbs_home)

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import pytest
 
 from pbs_harness.evidence.logs import mom_log
+from ptl_tests.hook_files import create_hook
 from ptl_tests.ramp_down.assignment import Assignment, assert_job_matches
 from ptl_tests.ramp_down.evidence import accounting, released_vnode_logs
 from ptl_tests.ramp_down.jobs import start_job
@@ -68,7 +69,7 @@ def test_release_nodes_on_stageout(pbs, cluster, roles, blocked_stageout, way: S
         assert pbs.server.set({"default_qsub_arguments": f"-W {RELNODES_ATTR}={way.default_qsub_arguments}"}).ok
     if way.hook:
         event, value = way.hook
-        pbs.hooks.create("rd_stageout", hook_set_release_nodes_on_stageout(value), {"event": event, "enabled": True})
+        create_hook(pbs, "rd_stageout", hook_set_release_nodes_on_stageout(value, event))
     attributes = {"stageout": blocked_stageout.attribute(roles.primary)}
     if way.qsub:
         attributes[RELNODES_ATTR] = way.qsub
