@@ -23,7 +23,11 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-SUITES = ("admin_suspend", "ramp_down", "reliable_startup", "resv_reconfirm")
+sys.path.insert(0, str(ROOT))
+
+from pbs_harness.conformance import catalogue  # noqa: E402 - after sys.path setup
+
+SUITES = tuple(sorted(f.marker for f in catalogue.load().features.values()))  # the feature suites
 # pytest's final line, e.g. "==== 25 passed, 1 xfailed in 296.01s (0:04:56) ====" (or without the bars with -q).
 SUMMARY = re.compile(r"^=*\s*((?:\d+ \w+(?:, )?)+) in ([\d.]+)s.*$", re.MULTILINE)
 COUNT = re.compile(r"(\d+) (\w+)")
