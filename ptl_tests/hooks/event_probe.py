@@ -18,17 +18,7 @@ import time
 import pbs
 
 
-def load_config():
-    """The hook's JSON config (imported as application/x-config); the suites always give one."""
-    path = pbs.hook_config_filename
-    if not path:
-        raise RuntimeError("no hook config file (pbs.hook_config_filename is None)")
-    with open(path) as fh:
-        return json.load(fh)
-
-
-def main():
-    cfg = load_config()
+def main(cfg):
     tag = cfg["tag"]
     e = pbs.event()
     here = pbs.get_local_nodename()
@@ -69,4 +59,7 @@ def main():
     e.accept()
 
 
-main()
+if not pbs.hook_config_filename:
+    raise RuntimeError("no hook config file (pbs.hook_config_filename is None)")
+with open(pbs.hook_config_filename) as fh:  # the JSON config the suites import with the body
+    main(json.load(fh))

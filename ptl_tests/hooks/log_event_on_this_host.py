@@ -9,20 +9,14 @@ import json
 import pbs
 
 
-def load_config():
-    """The hook's JSON config (imported as application/x-config); the suites always give one."""
-    path = pbs.hook_config_filename
-    if not path:
-        raise RuntimeError("no hook config file (pbs.hook_config_filename is None)")
-    with open(path) as fh:
-        return json.load(fh)
-
-
-def main():
-    tag = load_config()["tag"]
+def main(cfg):
+    tag = cfg["tag"]
     e = pbs.event()
     pbs.logmsg(pbs.LOG_DEBUG, f"{tag} {e.hook_name} on {pbs.get_local_nodename()}")
     e.accept()
 
 
-main()
+if not pbs.hook_config_filename:
+    raise RuntimeError("no hook config file (pbs.hook_config_filename is None)")
+with open(pbs.hook_config_filename) as fh:  # the JSON config the suites import with the body
+    main(json.load(fh))

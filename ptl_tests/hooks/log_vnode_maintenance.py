@@ -11,17 +11,8 @@ import json
 import pbs
 
 
-def load_config():
-    """The hook's JSON config (imported as application/x-config); the suites always give one."""
-    path = pbs.hook_config_filename
-    if not path:
-        raise RuntimeError("no hook config file (pbs.hook_config_filename is None)")
-    with open(path) as fh:
-        return json.load(fh)
-
-
-def main():
-    vnode = load_config()["vnode"]
+def main(cfg):
+    vnode = cfg["vnode"]
     e = pbs.event()
     vn = pbs.server().vnode(vnode)
     in_maintenance = bool(vn.state & pbs.ND_STATE_MAINTENANCE)
@@ -30,4 +21,7 @@ def main():
     e.accept()
 
 
-main()
+if not pbs.hook_config_filename:
+    raise RuntimeError("no hook config file (pbs.hook_config_filename is None)")
+with open(pbs.hook_config_filename) as fh:  # the JSON config the suites import with the body
+    main(json.load(fh))

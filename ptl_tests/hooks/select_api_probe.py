@@ -15,15 +15,6 @@ import json
 import pbs
 
 
-def load_config():
-    """The hook's JSON config (imported as application/x-config); the suites always give one."""
-    path = pbs.hook_config_filename
-    if not path:
-        raise RuntimeError("no hook config file (pbs.hook_config_filename is None)")
-    with open(path) as fh:
-        return json.load(fh)
-
-
 def increment_spec(value):
     """JSON object keys are strings: a per-chunk increment's keys are chunk indexes (ints)."""
     if isinstance(value, dict):
@@ -31,8 +22,7 @@ def increment_spec(value):
     return value
 
 
-def main():
-    cfg = load_config()
+def main(cfg):
     e = pbs.event()
     j = e.job
 
@@ -55,4 +45,7 @@ def main():
     e.accept()
 
 
-main()
+if not pbs.hook_config_filename:
+    raise RuntimeError("no hook config file (pbs.hook_config_filename is None)")
+with open(pbs.hook_config_filename) as fh:  # the JSON config the suites import with the body
+    main(json.load(fh))

@@ -11,21 +11,15 @@ import json
 import pbs
 
 
-def load_config():
-    """The hook's JSON config (imported as application/x-config); the suites always give one."""
-    path = pbs.hook_config_filename
-    if not path:
-        raise RuntimeError("no hook config file (pbs.hook_config_filename is None)")
-    with open(path) as fh:
-        return json.load(fh)
-
-
-def main():
-    value = load_config()["value"]
+def main(cfg):
+    value = cfg["value"]
     e = pbs.event()
     e.job.release_nodes_on_stageout = value
     pbs.logmsg(pbs.LOG_DEBUG, f"ramp_down hook set release_nodes_on_stageout={value}")
     e.accept()
 
 
-main()
+if not pbs.hook_config_filename:
+    raise RuntimeError("no hook config file (pbs.hook_config_filename is None)")
+with open(pbs.hook_config_filename) as fh:  # the JSON config the suites import with the body
+    main(json.load(fh))
