@@ -1,12 +1,12 @@
 #!/usr/bin/python
-"""Ansible module: converge OpenPBS server, queue, node and hook state through qmgr."""
+"""Ansible module: converge OpenPBS custom resources, server, queue, node and hook state through qmgr."""
 
 from __future__ import annotations
 
 DOCUMENTATION = r"""
 ---
 module: pbs_qmgr
-short_description: Converge OpenPBS server, queue, node and hook state through qmgr
+short_description: Converge OpenPBS custom resources, server, queue, node and hook state through qmgr
 description:
   - Reads the current state with a single C(qmgr) call (C(print server), C(print node @default),
     C(print hook)), compares it with the wanted state and applies only the differences, again in a
@@ -21,6 +21,16 @@ options:
     description: Path of the qmgr command.
     type: path
     default: /opt/pbs/bin/qmgr
+  resources:
+    description:
+      - Custom resources, C(name => {type, flag}). C(type) is a qmgr resource type (C(long), C(float),
+        C(size), C(boolean), C(string), C(string_array)); C(flag) the qmgr flag letters (for example
+        C(nh)), compared as a set of letters; a missing, null or empty C(flag) means no flag.
+      - A missing resource is created (with C(type) and C(flag)); one whose type or flag differs is
+        changed with C(set resource) / C(unset resource), which PBS refuses while jobs request it.
+        Resources are never deleted.
+      - Their directives come first, so server, queue and node attributes may use them in the same run.
+    type: dict
   server:
     description:
       - Server attributes, C(name => value). Resource attributes use dotted names
@@ -112,8 +122,10 @@ notes:
 """
 
 EXAMPLES = r"""
-- name: Converge the server and its queues
+- name: Converge custom resources, the server and its queues
   pbs_qmgr:
+    resources:
+      localssd: {type: long, flag: nh}
     server:
       job_history_enable: true
       flatuid: true
@@ -161,11 +173,12 @@ import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
 
-_SET_RE = re.compile(r"^set (server|queue \S+|node \S+|hook \S+) (\S+) (\+?=) (.*)$")
+_SET_RE = re.compile(r"^set (server|resource \S+|queue \S+|node \S+|hook \S+) (\S+) (\+?=) (.*)$")
 _IMPORT_RE = re.compile(r"^import hook (\S+) (\S+) base64 -$")
 _CHUNK = 513  # bytes per base64 line (684 characters), as qmgr prints them: longer input lines are cut
 _QUOTE_CHARS = set(" \t,#;='\"()")
 _CONTENT_TYPES = {"script": "application/x-python", "config": "application/x-config"}
+_RESOURCE_KEYS = ("type", "flag")
 
 
 def _unquote(value):
@@ -176,7 +189,7 @@ def _unquote(value):
 
 
 def _empty_state():
-    return {"server": {}, "queues": {}, "nodes": {}, "hooks": {}}
+    return {"server": {}, "resources": {}, "queues": {}, "nodes": {}, "hooks": {}}
 
 
 def _store(attrs, name, op, value):
@@ -191,6 +204,8 @@ def _object_attrs(state, target):
     kind, _, name = target.partition(" ")
     if kind == "server":
         return state["server"]
+    if kind == "resource":
+        return state["resources"].setdefault(name, {})
     if kind == "queue":
         return state["queues"].setdefault(name, {})
     if kind == "node":
@@ -199,7 +214,7 @@ def _object_attrs(state, target):
 
 
 def parse_print(text):
-    """Parse `print server`, `print node @default` and `print hook` output into a state dict."""
+    """Parse `print server` (custom resources, queues, server), `print node @default` and `print hook` output."""
     state = _empty_state()
     importing = None
     for raw in text.splitlines():
@@ -228,14 +243,26 @@ def parse_print(text):
             continue
         words = line.split()
         if len(words) >= 3 and words[0] == "create":
-            kind, name = words[1], words[2]
-            if kind == "queue":
-                state["queues"].setdefault(name, {})
-            elif kind == "node":
-                state["nodes"].setdefault(name, {})
-            elif kind == "hook":
-                state["hooks"].setdefault(name, {"attributes": {}, "content": {}})
+            _create(state, words)
     return state
+
+
+def _create(state, words):
+    """Record the object of a `create KIND NAME [...]` line."""
+    kind, name = words[1], words[2]
+    if kind == "queue":
+        state["queues"].setdefault(name, {})
+    elif kind == "node":
+        state["nodes"].setdefault(name, {})
+    elif kind == "hook":
+        state["hooks"].setdefault(name, {"attributes": {}, "content": {}})
+    elif kind == "resource":
+        # qmgr prints a bare `create resource NAME`; this module creates with `type=T,flag=F`.
+        attrs = state["resources"].setdefault(name, {})
+        for part in " ".join(words[3:]).split(","):
+            attr, sep, value = part.partition("=")
+            if sep:
+                attrs[attr.strip()] = _unquote(value)
 
 
 def _items(value):
@@ -356,6 +383,41 @@ def _existence(plan, kind, name, wanted, have, *, empty):
     return have
 
 
+def _flag(value):
+    return "".join(sorted(str(value or "")))
+
+
+def plan_resources(plan, params, current):
+    """Create missing custom resources and change the type or flag of those that differ."""
+    for name, wanted in params["resources"].items():
+        if not isinstance(wanted, dict) or set(wanted) - set(_RESOURCE_KEYS):
+            raise ValueError(
+                f"resource {name}: expected a dict with the keys {', '.join(_RESOURCE_KEYS)}, got {wanted!r}"
+                " (resources are never deleted)"
+            )
+        target = f"resource {name}"
+        have = current.get(name)
+        if have is None:
+            if not wanted.get("type"):
+                raise ValueError(f"resource {name}: a new resource needs a type")
+            attrs = f"type={render(wanted['type'])}" + (f",flag={render(wanted['flag'])}" if wanted.get("flag") else "")
+            plan.add(f"create resource {name} {attrs}")
+            plan.note(target, "exists", None, True)
+            plan.note(target, "type", None, wanted["type"])
+            if wanted.get("flag"):
+                plan.note(target, "flag", None, wanted["flag"])
+            continue
+        if wanted.get("type") and str(wanted["type"]) != have.get("type"):
+            plan.add(f"set {target} type = {render(wanted['type'])}")
+            plan.note(target, "type", have.get("type"), wanted["type"])
+        if _flag(wanted.get("flag")) != _flag(have.get("flag")):
+            if wanted.get("flag"):
+                plan.add(f"set {target} flag = {render(wanted['flag'])}")
+            else:
+                plan.add(f"unset {target} flag")
+            plan.note(target, "flag", have.get("flag"), wanted.get("flag") or None)
+
+
 def plan_queues(plan, params, current):
     wanted = params["queues"]
     for name, attrs in wanted.items():
@@ -460,7 +522,7 @@ def _no_nodes_only(err):
 
 def read_state(module, params):
     sections = []
-    if params["server"] is not None or params["queues"] is not None:
+    if params["server"] is not None or params["queues"] is not None or params["resources"] is not None:
         sections.append("print server")
     if params["nodes"] is not None or params["prune_nodes"] or params["nodes_reset"]:
         sections.append("print node @default")
@@ -500,6 +562,9 @@ def build_plan(module, params, state):
     plan = Plan()
     recorded = False
     try:
+        # Resources first: the attributes below may name them (resources_available.NAME).
+        if params["resources"] is not None:
+            plan_resources(plan, params, state["resources"])
         if params["server"] is not None:
             baseline, recorded = load_baseline(module, params, state["server"])
             wanted = params["server"]
@@ -529,6 +594,7 @@ def main():
     module = AnsibleModule(
         argument_spec={
             "qmgr": {"type": "path", "default": "/opt/pbs/bin/qmgr"},
+            "resources": {"type": "dict"},
             "server": {"type": "dict"},
             "server_unlisted": {"type": "str", "choices": ["keep", "baseline"], "default": "keep"},
             "server_baseline_file": {"type": "path"},

@@ -334,6 +334,7 @@ def test_parse_server_and_queues() -> None:
     }
     assert state["nodes"] == {}
     assert state["hooks"] == {}
+    assert state["resources"] == {"localssd": {"type": "long", "flag": "nh"}}
 
 
 def test_parse_nodes() -> None:
@@ -445,6 +446,7 @@ def test_render_refuses_a_double_quote() -> None:
     ("args", "requests"),
     [
         ({"server": {}}, "print server\n"),
+        ({"resources": {}}, "print server\n"),
         ({"queues": {}}, "print server\n"),
         ({"nodes": {}}, "print node @default\n"),
         ({"prune_nodes": True}, "print node @default\n"),
@@ -582,6 +584,71 @@ def test_applied_state_reads_back_as_converged(tmp_path: Path) -> None:
     assert not any(line.startswith(("unset", "delete")) for line in applied(bare))
     again = FakeQmgr(server=bare.printed["print server"] + bare.scripts[0], nodes=PRINT_NODES, hooks="")
     assert run(again, tmp_path, **wanted)["changed"] is False
+
+
+# --- custom resources -----------------------------------------------------------------------
+
+
+def test_converged_resources_are_no_change_flags_compared_as_letters(tmp_path: Path) -> None:
+    fake = FakeQmgr()
+    result = run(fake, tmp_path, resources={"localssd": {"type": "long", "flag": "hn"}})
+    assert result == {"changed": False, "commands": [], "baseline_recorded": False}
+    assert fake.reads() == ["print server\n"]
+
+
+def test_missing_resources_are_created_before_the_attributes_that_use_them(tmp_path: Path) -> None:
+    fake = FakeQmgr()
+    run(
+        fake,
+        tmp_path,
+        resources={"ngpus": {"type": "long", "flag": "nh"}, "scratch": {"type": "size", "flag": None}},
+        server={"resources_default.scratch": "1gb"},
+        nodes={"pbsh01": {"resources_available.ngpus": 1}},
+    )
+    assert applied(fake) == [
+        "create resource ngpus type=long,flag=nh",
+        "create resource scratch type=size",
+        "set server resources_default.scratch = 1gb",
+        "set node pbsh01 resources_available.ngpus = 1",
+    ]
+
+
+def test_resource_type_or_flag_that_differs_is_changed(tmp_path: Path) -> None:
+    fake = FakeQmgr()
+    result = run(fake, tmp_path, diff=True, resources={"localssd": {"type": "size", "flag": "h"}})
+    assert result["commands"] == ["set resource localssd type = size", "set resource localssd flag = h"]
+    assert result["diff"] == {
+        "before": "resource localssd:\n    flag = nh\n    type = long\n",
+        "after": "resource localssd:\n    flag = h\n    type = size\n",
+    }
+
+
+def test_resource_flag_left_out_is_unset(tmp_path: Path) -> None:
+    fake = FakeQmgr()
+    run(fake, tmp_path, resources={"localssd": {"type": "long"}})
+    assert applied(fake) == ["unset resource localssd flag"]
+
+
+def test_created_resources_read_back_as_converged(tmp_path: Path) -> None:
+    wanted = {"ngpus": {"type": "long", "flag": "nh"}, "scratch": {"type": "size"}}
+    first = FakeQmgr()
+    run(first, tmp_path, resources=wanted)
+    again = FakeQmgr(server=PRINT_SERVER + first.scripts[0])
+    assert run(again, tmp_path, resources=wanted)["changed"] is False
+
+
+@pytest.mark.parametrize(
+    ("resources", "message"),
+    [
+        ({"ngpus": {"flag": "nh"}}, "resource ngpus: a new resource needs a type"),
+        ({"localssd": {"type": "long", "sched": True}}, "resource localssd: expected a dict with the keys type, flag"),
+        ({"localssd": None}, "resources are never deleted"),
+    ],
+)
+def test_bad_resource_fails_before_qmgr_a(tmp_path: Path, resources: dict, message: str) -> None:
+    fake = FakeQmgr()
+    assert message in fail(fake, tmp_path, resources=resources)["msg"]
+    assert fake.scripts == []
 
 
 # --- queues ---------------------------------------------------------------------------------
