@@ -28,7 +28,7 @@ from pbs_harness import baseline as baseline_mod
 from pbs_harness import inventory as inventory_mod
 from pbs_harness import topology as topology_mod
 from pbs_harness.cluster import Cluster
-from pbs_harness.defect_retry import DEFECT_KEY, attempt_of, uses_cluster
+from pbs_harness.defect_retry import DEFECT_KEY, attempt_of, end_attempt, uses_cluster
 from pbs_harness.evidence import collect
 from pbs_harness.faults import Nemesis
 from pbs_harness.parallel import binding
@@ -144,7 +144,8 @@ def cluster(inventory: inventory_mod.Inventory) -> Iterator[Cluster]:
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
     """A wait that timed out because of a known OpenPBS defect (pbs_harness.defects, diagnosed on
-    the cluster before teardown touches it) is an xfail naming the defect; any other is a failure."""
+    the cluster before teardown touches it) ends the attempt naming the defect (defect_retry: another
+    attempt follows; met on every attempt it fails); any other is a failure."""
     try:
         return (yield)
     except WaitTimeout as exc:
@@ -152,10 +153,7 @@ def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
         diagnosis = defects.diagnose(cluster) if cluster is not None else None
         if diagnosis is None:
             raise
-        item.stash[DEFECT_KEY] = diagnosis
-        attempt = attempt_of(item)
-        again = f" (attempt {attempt}: every attempt met it)" if attempt > 1 else ""
-        pytest.xfail(f"{diagnosis}{again}. The test's wait: {str(exc)[:400]}")
+        end_attempt(item, diagnosis, f". The test's wait: {str(exc)[:400]}")
 
 
 @pytest.hookimpl(wrapper=True)

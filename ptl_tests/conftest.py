@@ -1,7 +1,7 @@
 """Acceptance suites run against the cluster named by --inventory (default inventory/local)."""
 
 pytest_plugins = [
-    # A test that met a known OpenPBS race runs once more on a fresh job (--defect-retries).
+    # A test that met a known OpenPBS race runs again on a fresh job (--defect-retries).
     # Before the plugin, which imports it: registered first, pytest can still rewrite its asserts.
     "pbs_harness.defect_retry",
     "pbs_harness.plugin",
