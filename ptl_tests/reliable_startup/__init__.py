@@ -8,7 +8,7 @@ from the job's own initial exec_vnode (its 'S' record) and the hosts that failed
 rule, then compared with exec_vnode/exec_host/schedselect/Resource_List, the 's' record, the
 primary mom's "pruned from/to" lines, $PBS_NODEFILE, pbsdsh and pbs_tmrsh inside the job.
 
-Part A (PART = "A", needs_moms(6): the multi-vnode host too): interfaces, padding and pruning, job
+Part A, padding_pruning/ (needs_moms(6): the multi-vnode host too): interfaces, padding and pruning, job
 shapes, the site hook pack. Each fault test asserts that the failed sister WAS in the initial
 assignment (the 'S' record and "pruned from exec_vnode=..."), so a pass proves tolerance was
 exercised, and names the failure in the primary mom's log.
@@ -20,7 +20,7 @@ exercised, and names the failure in the primary mom's log.
 - test_shapes.py: ncpus=0 chunks, mpiprocs/ompthreads, scatter:excl, place=free, job arrays
 - test_site_hook_pack.py: the deployed rjs_pad/rjs_prune pair end to end
 
-Part B (PART = "B", needs_moms(5)): sister failures AFTER the sister was assigned, the startup
+Part B, timers_and_faults/ (needs_moms(5)): sister failures AFTER the sister was assigned, the startup
 timers, tolerance after start (spec interfaces 1, 3, 4, 5, 6, 9). Every job is the standard job;
 which host takes which chunk is predicted from the server's vnode order (`chunk_hosts`), and a
 test fails a sister by its chunk role, e.g. "the second 2-cpu one". Failures are real: a hook
@@ -38,7 +38,8 @@ the start is a marker hook's "started" line on the primary, the end the line the
 - test_execjob_resize.py: the execjob_resize event and hook
 - test_sister_host_crash.py: a sister host crashing while it joins
 
-Shared by them: conftest.py (the fixtures; which of them a module gets depends on its PART),
+Each part's conftest.py gives its `roles` and `kit` (and part A's node order, part B's chunk hosts);
+shared by them: conftest.py (`short_alarms`),
 jobs.py and sister_faults.py (part A: start timeout, report job, sister faults before the start),
 sister_waits.py (part B: timer tolerances, hooks under fresh names, a job waiting in R/41, the
 primary's log lines, predicted chunk hosts), and ptl_tests/reliable_startup_helpers.py.

@@ -1,17 +1,24 @@
-"""The reliable-startup suite's modules say which part they belong to (PART, read by its conftest.py
-to pick the part's roles, kit and node order), consistently with the moms the part needs. A static
-read of the sources: no PBS, no cluster."""
+"""The reliable-startup suite's two parts are folders whose conftest.py gives `roles` and `kit` for
+their hosts; every module of a part asks for the moms the part's hosts need. A static read of the
+sources: no PBS, no cluster."""
 
 import ast
 from pathlib import Path
 
 SUITE = Path(__file__).resolve().parents[2] / "ptl_tests" / "reliable_startup"
-MOMS = {"A": 6, "B": 5}  # part A also uses the multi-vnode host
+MOMS = {"padding_pruning": 6, "timers_and_faults": 5}  # part A also uses the multi-vnode host
 
 
-def module_constants(path: Path) -> dict[str, ast.expr]:
+def pytestmark_of(path: Path) -> ast.expr:
     tree = ast.parse(path.read_text(), str(path))
-    return {t.id: s.value for s in tree.body if isinstance(s, ast.Assign) for t in s.targets if isinstance(t, ast.Name)}
+    (value,) = [
+        s.value
+        for s in tree.body
+        if isinstance(s, ast.Assign)
+        for t in s.targets
+        if getattr(t, "id", "") == "pytestmark"
+    ]
+    return value
 
 
 def needs_moms(pytestmark: ast.expr) -> list[int]:
@@ -22,14 +29,17 @@ def needs_moms(pytestmark: ast.expr) -> list[int]:
     ]
 
 
-def test_every_module_names_its_part_and_needs_its_moms() -> None:
-    modules = sorted(SUITE.glob("test_*.py"))
-    assert modules
-    parts = {}
-    for path in modules:
-        names = module_constants(path)
-        part = ast.literal_eval(names["PART"]) if "PART" in names else None
-        assert part in MOMS, f"{path.name}: PART is {part!r}"
-        assert needs_moms(names["pytestmark"]) == [MOMS[part]], path.name
-        parts[path.name] = part
-    assert set(parts.values()) == set(MOMS)
+def test_every_module_is_in_a_part_and_needs_its_moms() -> None:
+    assert not list(SUITE.glob("test_*.py")), "a test module outside the parts gets no roles/kit"
+    for part, moms in MOMS.items():
+        modules = sorted((SUITE / part).glob("test_*.py"))
+        assert modules, part
+        for path in modules:
+            assert needs_moms(pytestmark_of(path)) == [moms], path.name
+
+
+def test_each_part_gives_its_own_roles_and_kit() -> None:
+    for part in MOMS:
+        tree = ast.parse((SUITE / part / "conftest.py").read_text())
+        fixtures = {f.name for f in tree.body if isinstance(f, ast.FunctionDef)}
+        assert {"roles", "kit"} <= fixtures, part

@@ -27,7 +27,6 @@ from ptl_tests.reliable_startup_helpers import (
 )
 
 pytestmark = [pytest.mark.acceptance, pytest.mark.reliable_startup, pytest.mark.needs_moms(6)]
-PART = "A"  # conftest.py: roles with the multi-vnode host, node order pinned
 
 
 # ---------------------------------------------------------------------------------------------

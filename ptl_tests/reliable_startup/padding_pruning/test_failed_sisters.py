@@ -29,7 +29,6 @@ from ptl_tests.reliable_startup_helpers import (
 )
 
 pytestmark = [pytest.mark.acceptance, pytest.mark.reliable_startup, pytest.mark.needs_moms(6)]
-PART = "A"  # conftest.py: roles with the multi-vnode host, node order pinned
 
 
 # A hook fault's sister must be in the launch hook's vnode_list_fail: those cases guard RJS-5. A

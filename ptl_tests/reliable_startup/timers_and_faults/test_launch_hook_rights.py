@@ -18,7 +18,6 @@ from ptl_tests.reliable_startup_helpers import (
 )
 
 pytestmark = [pytest.mark.acceptance, pytest.mark.reliable_startup, pytest.mark.needs_moms(5)]
-PART = "B"  # conftest.py: roles without the multi-vnode host, chunk hosts predicted
 
 
 # ---------------------------------------------------------------------------------------------
