@@ -1,4 +1,4 @@
-"""Helpers of the reliable-startup suites (test_reliable_startup.py, test_reliable_startup_faults.py).
+"""Helpers of the reliable-startup suite (ptl_tests/reliable_startup/: its part A and part B modules).
 
 Layout, by role (`Roles`, resolved from the `topology` fixture at run time): the server host is the
 primary mom of every job (the scheduler places the first chunk on the first free host in node
@@ -363,7 +363,7 @@ class StartupKit(JobKit):
 
 
 # ---------------------------------------------------------------------------------------------
-# Sister failures, timers and tolerance after start (test_reliable_startup_faults.py)
+# Sister failures, timers and tolerance after start (part B of ptl_tests/reliable_startup/)
 
 # Shipped strings (src/resmom/mom_main.c, start_exec.c, mom_comm.c; Libpython/pbs_python_svr_internal.c).
 JOIN_ALARM_EXCEEDED = "sister_join_job_alarm wait time {secs} secs exceeded"  # PBSEVENT_ADMIN

@@ -2,7 +2,7 @@
 
 What is checked is our hook's decisions (which increment it passes, what it saves, when it prunes,
 what it does on failure, how it treats bad config); what OpenPBS does with them is the job of
-ptl_tests/test_reliable_startup.py on a real cluster.
+ptl_tests/reliable_startup/padding_pruning/test_site_hook_pack.py on a real cluster.
 """
 
 from __future__ import annotations
