@@ -26,6 +26,16 @@ def task_pids(cluster, owner: str, host: str) -> list[str]:
     return res.stdout.split()
 
 
+def wait_tasks_gone(cluster, owner: str, host: str, timeout: float = 30) -> None:
+    """Wait until no task of the job (its `sleep SLEEP`) runs on `host` any more."""
+    wait_until(
+        lambda: task_pids(cluster, owner, host),
+        lambda p: not p,
+        timeout=timeout,
+        describe=f"no job task on {host}",
+    )
+
+
 def start_job(pbs, cluster, roles: Roles, *, select: str | None = None, attributes=None, args=(), script=None):
     """Submit a job (by default the standard one), wait until it runs with a sleep task on each of
     its hosts; returns (job id, its qstat before any release, a time just before submission)."""

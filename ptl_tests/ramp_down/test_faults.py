@@ -12,7 +12,7 @@ from pbs_harness.pbs.substates import RUNNING
 from pbs_harness.waits import WaitTimeout, wait_until
 from ptl_tests.ramp_down.assignment import Assignment, assert_job_matches
 from ptl_tests.ramp_down.evidence import accounting
-from ptl_tests.ramp_down.jobs import task_pids
+from ptl_tests.ramp_down.jobs import task_pids, wait_tasks_gone
 from ptl_tests.ramp_down_helpers import Roles
 
 pytestmark = [pytest.mark.acceptance, pytest.mark.ramp_down, pytest.mark.needs_moms(3)]
@@ -37,12 +37,7 @@ def test_stopped_sister_is_cleaned_when_it_continues(pbs, cluster, roles, nemesi
     line = plain_log.expect(f"Job;{job_id};DELETE_JOB2 received", since, timeout=30)
     assert line.time >= continued.replace(microsecond=0)
     pbs.nodes.wait_state([roles.plain], "free", timeout=30)
-    wait_until(
-        lambda: task_pids(cluster, roles.owner, roles.plain),
-        lambda p: not p,
-        timeout=30,
-        describe=f"no job task on {roles.plain}",
-    )
+    wait_tasks_gone(cluster, roles.owner, roles.plain)
     assert pbs.jobs.status(job_id)["job_state"] == "R"
 
 

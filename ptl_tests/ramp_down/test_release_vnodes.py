@@ -13,7 +13,7 @@ from pbs_harness.evidence.logs import mom_log, server_log
 from pbs_harness.waits import wait_until
 from ptl_tests.ramp_down.assignment import Assignment, assert_job_matches, unchanged
 from ptl_tests.ramp_down.evidence import accounting, released_vnode_logs
-from ptl_tests.ramp_down.jobs import start_job, start_standard_job, task_pids, with_extra
+from ptl_tests.ramp_down.jobs import start_job, start_standard_job, task_pids, wait_tasks_gone, with_extra
 
 pytestmark = [pytest.mark.acceptance, pytest.mark.ramp_down, pytest.mark.needs_moms(3)]
 
@@ -32,12 +32,7 @@ def test_release_whole_sister_host(pbs, cluster, roles, running_job) -> None:
     assert_job_matches(job, expected)
     # The host is cleaned: its task is gone, the mom logged the delete, the node is free again.
     pbs.nodes.wait_state([roles.plain], "free", timeout=30)
-    wait_until(
-        lambda: task_pids(cluster, roles.owner, roles.plain),
-        lambda p: not p,
-        timeout=30,
-        describe=f"no job task on {roles.plain}",
-    )
+    wait_tasks_gone(cluster, roles.owner, roles.plain)
     assert task_pids(cluster, roles.owner, roles.multi)
     assert task_pids(cluster, roles.owner, roles.primary)
     released_vnode_logs(cluster, roles, job_id, Assignment.of(before["exec_vnode"]).only({roles.plain}), since)
@@ -103,12 +98,7 @@ def test_successive_releases_free_the_host_with_its_last_vnode(pbs, cluster, rol
     assert_job_matches(pbs.jobs.status(job_id), assigned.without(set(multi_vnodes)))
     released_vnode_logs(cluster, roles, job_id, assigned.only(set(multi_vnodes)), since)
     pbs.nodes.wait_state(multi_vnodes, "free", timeout=30)
-    wait_until(
-        lambda: task_pids(cluster, roles.owner, roles.multi),
-        lambda p: not p,
-        timeout=30,
-        describe=f"no job task on {roles.multi}",
-    )
+    wait_tasks_gone(cluster, roles.owner, roles.multi)
     records = accounting(pbs).wait_for(job_id, "uc", 4, since, timeout=30)
     assert [r.type for r in records] == ["u", "c", "u", "c"]
 
