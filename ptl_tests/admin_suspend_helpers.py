@@ -24,7 +24,7 @@ from pbs_harness.pbs.substates import RUNNING, SCHED_SUSPENDED, SUSPENDED  # noq
 from pbs_harness.transport import CommandResult
 from pbs_harness.waits import wait_until
 from ptl_tests import jobscripts
-from ptl_tests.hook_files import TestHook
+from ptl_tests.hook_files import SuiteHook
 from ptl_tests.kit import JobKit
 
 # Shipped strings (src/lib/Liblog/pbs_messages.c), as the CLI prints them: "<cmd>: <msg> <job id>".
@@ -70,11 +70,11 @@ def chunks_on(hosts: list[str]) -> str:
     return "+".join(f"1:ncpus=1:host={h}" for h in hosts)
 
 
-def hook_log_vnode_maintenance(vnode: str) -> TestHook:
+def hook_log_vnode_maintenance(vnode: str) -> SuiteHook:
     """A queuejob hook logging what hooks see of a vnode's admin-suspend state, tagged with the
     submitted job's name: `admin_suspend probe <name>: <vnode> maintenance_jobs=<value>
     maintenance=<True|False>` (ptl_tests/hooks/log_vnode_maintenance.py)."""
-    return TestHook("log_vnode_maintenance.py", {"event": "queuejob", "enabled": True}, {"vnode": vnode})
+    return SuiteHook("log_vnode_maintenance.py", {"event": "queuejob", "enabled": True}, {"vnode": vnode})
 
 
 def maintenance_jobs(node: Mapping[str, Any]) -> list[str]:

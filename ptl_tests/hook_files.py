@@ -1,7 +1,7 @@
 """The suites' own test hooks and the one way to install them.
 
 Each test hook is a real Python file in ptl_tests/hooks/ that reads its JSON configuration from
-`pbs.hook_config_filename`; a test gives the configuration, never a hook body. `TestHook(file,
+`pbs.hook_config_filename`; a test gives the configuration, never a hook body. `SuiteHook(file,
 attrs, config)` names the file, the hook's attributes (event, enabled, alarm...) and the
 configuration; each suite's helpers have a factory per hook (reliable_startup_helpers.pad_hook,
 ramp_down_helpers.hook_log_event_on_this_host, ...). The hook files are only read here, never
@@ -36,10 +36,8 @@ MOM_EVENTS = ("execjob_", "exechost_")
 
 
 @dataclass(frozen=True)
-class TestHook:
+class SuiteHook:
     """A hook file of ptl_tests/hooks/ with its attributes and its JSON configuration."""
-
-    __test__ = False  # a value, not a pytest test class
 
     file: str  # file name in ptl_tests/hooks/, e.g. "event_probe.py"
     attrs: Mapping[str, object]  # qmgr hook attributes: event, enabled, alarm, ...
@@ -65,7 +63,7 @@ class TestHook:
         return json.dumps(self.config, sort_keys=True) + "\n"
 
 
-def create_hook(pbs: Pbs, name: str, hook: TestHook) -> None:
+def create_hook(pbs: Pbs, name: str, hook: SuiteHook) -> None:
     """Create (or replace) hook `name` on the server with the file's body, attributes and config."""
     pbs.hooks.create(name, hook.body, hook.attrs, config=hook.config_text)
 
@@ -153,7 +151,7 @@ def wait_mom_hooks(
         )
 
 
-def install_hooks(pbs: Pbs, cluster: Cluster, hooks: Mapping[str, TestHook], faults: Iterable[Any] = ()) -> None:
+def install_hooks(pbs: Pbs, cluster: Cluster, hooks: Mapping[str, SuiteHook], faults: Iterable[Any] = ()) -> None:
     """Create the named test hooks, then wait until every mom has them with their configs (and the
     nemesis fault hooks `faults`, which have no config, and no stale hook); the baseline restore
     deletes them afterwards."""

@@ -16,7 +16,7 @@ from pbs_harness.pbs.parsers import SelectChunk, VnodeSlice, size_kb
 from pbs_harness.pbs.substates import PRERUN
 from pbs_harness.topology import Topology
 from pbs_harness.transport import RemoteHost
-from ptl_tests.hook_files import TestHook
+from ptl_tests.hook_files import SuiteHook
 
 SUPERCHUNK_VNODES = 3  # the standard job's middle chunk: 3 cpus over three 1-cpu vnodes of one host
 
@@ -88,15 +88,15 @@ STAGEOUT_SUBSTATE = 51  # JOB_SUBSTATE_STAGEOUT (src/include/job.h)
 PRERUN_SUBSTATE = PRERUN  # sent to the mom, not yet running
 
 
-def hook_set_release_nodes_on_stageout(value: bool, event: str = "queuejob") -> TestHook:
+def hook_set_release_nodes_on_stageout(value: bool, event: str = "queuejob") -> SuiteHook:
     """A queuejob or modifyjob hook setting the job's release_nodes_on_stageout to `value` (it logs
     "ramp_down hook set release_nodes_on_stageout=True|False")."""
-    return TestHook("set_release_nodes_on_stageout.py", {"event": event, "enabled": True}, {"value": value})
+    return SuiteHook("set_release_nodes_on_stageout.py", {"event": event, "enabled": True}, {"value": value})
 
 
-def hook_log_event_on_this_host(tag: str, event: str) -> TestHook:
+def hook_log_event_on_this_host(tag: str, event: str) -> SuiteHook:
     """An `event` (execjob_*) hook logging `<tag> <hook name> on <host>` in the mom log of the host it runs on."""
-    return TestHook("log_event_on_this_host.py", {"event": event, "enabled": True}, {"tag": tag})
+    return SuiteHook("log_event_on_this_host.py", {"event": event, "enabled": True}, {"tag": tag})
 
 
 @dataclass

@@ -15,7 +15,7 @@ The suite's hooks are files in ptl_tests/hooks/, configured through their JSON h
 (queuejob: increment_chunks and draft-API probes), vnode_lists_and_prune.py (mom: vnode lists,
 offlining, prune), event_probe.py (mom: markers, sleeps, attribute sets) and
 launch_sets_job_attributes.py; the factories below (pad_hook, prune_hook, ...) return them as
-`TestHook` values for `install_hooks`. Sister failures injected with hooks go through
+`SuiteHook` values for `install_hooks`. Sister failures injected with hooks go through
 `nemesis.reject_hook(event, hosts, how)`.
 
 Expected pruned assignments are computed from the job's own initial exec_vnode with the shipped
@@ -42,7 +42,7 @@ from pbs_harness.pbs.parsers import parse_exec_host, parse_exec_vnode, parse_sel
 from pbs_harness.pbs.substates import PRERUN, RUNNING  # noqa: F401 - the suite's names
 from pbs_harness.topology import Topology
 from pbs_harness.waits import wait_until
-from ptl_tests.hook_files import TestHook
+from ptl_tests.hook_files import SuiteHook
 from ptl_tests.kit import JobKit
 
 
@@ -108,10 +108,10 @@ UPDATED_NODES = "updated nodes info"
 # The suite's hooks (files in ptl_tests/hooks/, each documenting its config keys and log lines)
 
 
-def pad_hook(increment: object = 1, tolerance: str | None = "job_start") -> TestHook:
+def pad_hook(increment: object = 1, tolerance: str | None = "job_start") -> SuiteHook:
     """The suite's queuejob hook: saves the select in Resource_List.site and pads it with
     increment_chunks(increment) (None: no padding), sets tolerate_node_failures (None: unset)."""
-    return TestHook(
+    return SuiteHook(
         "pad_and_tolerate.py",
         {"event": "queuejob", "enabled": True},
         {"tag": "pad", "increment": increment, "tolerance": tolerance},
@@ -123,7 +123,7 @@ def select_probe_hook(
     *,
     increment_probe: Sequence[tuple[str, Sequence[object]]] = (),
     draft_probe: Sequence[str] = (),
-) -> TestHook:
+) -> SuiteHook:
     """A queuejob hook logging "<tag>: sel=<select>" and "<tag>: sel.increment_chunks(<spec>)=<result>
     [<type>]" for each (select, [spec, ...]) of increment_probe (a per-chunk spec {index: increment}
     keeps int keys), and "<tag>: draft <expr> -> <repr or exception>" for each expression of
@@ -133,7 +133,7 @@ def select_probe_hook(
         "increment_probe": [[select, list(specs)] for select, specs in increment_probe],
         "draft_probe": list(draft_probe),
     }
-    return TestHook("select_api_probe.py", {"event": "queuejob", "enabled": True}, config)
+    return SuiteHook("select_api_probe.py", {"event": "queuejob", "enabled": True}, config)
 
 
 PRUNE_TAGS = {"execjob_launch": "launch", "execjob_prologue": "prolo", "execjob_begin": "begin"}
@@ -148,7 +148,7 @@ def prune_hook(
     log_lists: bool = True,
     offline_failed: bool = False,
     prune: bool = True,
-) -> TestHook:
+) -> SuiteHook:
     """The suite's pruning hook, tagged "launch", "prolo" or "begin" by its event: on the primary,
     release_nodes(keep_select=keep or the saved site); on failure hold + requeue ("hold_rerun"),
     delete, or (None) only log; rejecting says "unsuccessful at LAUNCH|PROLOGUE|BEGIN". log_lists
@@ -164,7 +164,7 @@ def prune_hook(
         "keep": keep,
         "on_failure": on_failure,
     }
-    return TestHook("vnode_lists_and_prune.py", {"event": event, "enabled": True, "alarm": 30}, config)
+    return SuiteHook("vnode_lists_and_prune.py", {"event": event, "enabled": True, "alarm": 30}, config)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -380,12 +380,12 @@ KILLING_JOB = r"im_eof, lost communication with {host} for > \d+ secs, killing j
 PBSEVENT_SYSTEM = 0x0002
 
 
-def launch_sets_hook(tag: str, *, run_count: int, cput: str, rerun: bool) -> TestHook:
+def launch_sets_hook(tag: str, *, run_count: int, cput: str, rerun: bool) -> SuiteHook:
     """execjob_launch on the primary: sets the job's Execution_Time (an hour ahead), run_count and
     resources_used.cput, logs "<tag> set Execution_Time=<ctime> run_count=<n> cput=<cput>", and
     with rerun requeues the job (rerun + reject)."""
     config = {"tag": tag, "run_count": run_count, "cput": cput, "rerun": rerun}
-    return TestHook("launch_sets_job_attributes.py", {"event": "execjob_launch", "enabled": True}, config)
+    return SuiteHook("launch_sets_job_attributes.py", {"event": "execjob_launch", "enabled": True}, config)
 
 
 def probe_hook(
@@ -396,7 +396,7 @@ def probe_hook(
     sleep_on: Mapping[str, int] | None = None,
     try_set: Sequence[str] = (),
     hold_and_reject: bool = False,
-) -> TestHook:
+) -> SuiteHook:
     """A marker hook: logs "<tag> <event> on <host>: started" wherever it runs (the start of a
     timer window on the primary), optionally sleeps on some hosts, tries to set a server/job/vnode
     attribute (logging "set <what> attribute: accepted" or the exception), and on the primary may
@@ -407,7 +407,7 @@ def probe_hook(
         "try_set": list(try_set),
         "hold_and_reject": hold_and_reject,
     }
-    return TestHook("event_probe.py", {"event": event, "enabled": True, "alarm": alarm}, config)
+    return SuiteHook("event_probe.py", {"event": event, "enabled": True, "alarm": alarm}, config)
 
 
 def set_mom_options(pbs: Pbs, cluster: Cluster, host: str, options: Mapping[str, object]) -> datetime:

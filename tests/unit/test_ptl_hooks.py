@@ -3,7 +3,7 @@ module) with the JSON config its factory writes: the config keys drive the docum
 the log lines have the exact formats the suites match (the patterns below are the suites' own).
 Whether OpenPBS does the same with them is for the suites on a real cluster.
 
-Also: ptl_tests/hook_files.py (TestHook, the mom-side wait for body AND config), and no module of
+Also: ptl_tests/hook_files.py (SuiteHook, the mom-side wait for body AND config), and no module of
 ptl_tests/ keeps a hook body as a string.
 """
 
@@ -23,7 +23,7 @@ import pytest
 
 from ptl_tests import hook_files
 from ptl_tests.admin_suspend_helpers import hook_log_vnode_maintenance
-from ptl_tests.hook_files import HOOKS_DIR, MomHook, TestHook, install_hooks, md5, mom_holds, parse_mom_hook_view
+from ptl_tests.hook_files import HOOKS_DIR, MomHook, SuiteHook, install_hooks, md5, mom_holds, parse_mom_hook_view
 from ptl_tests.ramp_down_helpers import hook_log_event_on_this_host, hook_set_release_nodes_on_stageout
 from ptl_tests.reliable_startup_helpers import (
     LAUNCH_SET_REFUSED,
@@ -58,7 +58,7 @@ PTL_TESTS = ROOT / "ptl_tests"
 SITE = "ncpus=2:mem=2gb+ncpus=1"  # what the queuejob hook saved
 
 
-def run(hook: TestHook, event: FakeEvent, tmp_path: Path, **install: Any) -> tuple[fakepbs.HookExit, list]:
+def run(hook: SuiteHook, event: FakeEvent, tmp_path: Path, **install: Any) -> tuple[fakepbs.HookExit, list]:
     """Run the hook file with its config file, as the daemon would; (how it ended, logmsg calls)."""
     config = tmp_path / "hook.CF"
     config.write_text(hook.config_text)
@@ -464,7 +464,7 @@ def test_every_hook_file_has_a_factory_and_no_package() -> None:
 
 
 @pytest.mark.parametrize("hook", EVERY_HOOK, ids=lambda h: h.file)
-def test_every_hook_needs_its_config(hook: TestHook) -> None:
+def test_every_hook_needs_its_config(hook: SuiteHook) -> None:
     fakepbs.install(FakeEvent(QUEUEJOB, FakeJob()), None)
     try:
         with pytest.raises(RuntimeError, match=r"no hook config file \(pbs.hook_config_filename is None\)"):
@@ -475,8 +475,8 @@ def test_every_hook_needs_its_config(hook: TestHook) -> None:
 
 def test_test_hook_names_an_existing_file_and_writes_sorted_json() -> None:
     with pytest.raises(ValueError, match="no hook file"):
-        TestHook("nope.py", {})
-    hook = TestHook("event_probe.py", {"event": "execjob_begin"}, {"tag": "t", "sleep_on": {"b": 1, "a": 2}})
+        SuiteHook("nope.py", {})
+    hook = SuiteHook("event_probe.py", {"event": "execjob_begin"}, {"tag": "t", "sleep_on": {"b": 1, "a": 2}})
     assert hook.config_text == '{"sleep_on": {"a": 2, "b": 1}, "tag": "t"}\n'
     assert hook.body == (HOOKS_DIR / "event_probe.py").read_text()
 
