@@ -6,10 +6,10 @@ function-scoped fixtures are torn down (the stuck job deleted, faults healed, ba
 and set up again, then the test body runs on a new job. The interface still gets a verdict; the
 run keeps both attempts: the first attempt's evidence folder (`...-attempt1`), a `known_defect`
 property on the test's reports, and the count in the conformance report's header. Meeting the
-race on the last attempt too is a **failure** naming it: a race met on every one of (by default)
-three attempts is no longer an intermittent race, it is what OpenPBS now does every time, and a
-regression must turn the suite red, not into an xfail that happens to match. Only with retries off
-(`--defect-retries 0`: one attempt, nothing to tell a race from a regression) is it an xfail.
+race on every attempt (three by default) is an xfail naming it and saying so; the report's header
+counts such tests. It is not made a failure: the job-array test meets the starter race on attempt
+after attempt (in 3 of the 4 runs where it met it at all), so a failure there would turn runs red
+for a known race, not for a regression (docs/test-core.md, "A race met on every attempt").
 A test without a diagnosed defect runs exactly once, as pytest would run it.
 """
 
@@ -23,9 +23,9 @@ from _pytest.runner import call_and_report
 DEFECT_KEY = pytest.StashKey[str]()
 ATTEMPT_KEY = pytest.StashKey[int]()
 PROPERTY = "known_defect"  # user property: "attempt N: <diagnosis>", one per attempt that met it and was retried
-EVERY_ATTEMPT = "known_defect_every_attempt"  # user property: N, when all N attempts met it (the test failed)
-# Attempts more for a test that met a race. Races seen so far hit a given test in well under one run in
-# five, so meeting one three times in a row (p**3 < 1%) says it is no longer a race.
+EVERY_ATTEMPT = "known_defect_every_attempt"  # user property: N, when all N attempts met it (an xfail)
+# Attempts more for a test that met a race: most tests pass on the second attempt; the job-array test
+# (two subjobs, each started with a failed sister) often meets the starter race twice in a row.
 DEFAULT_RETRIES = 2
 
 
@@ -36,7 +36,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=DEFAULT_RETRIES,
         help=(
             "attempts more, each on a fresh job, for a test that met a known OpenPBS race; met on every "
-            f"attempt it fails (default {DEFAULT_RETRIES}; 0: one attempt, a met race is an xfail)"
+            f"attempt it is an xfail saying so (default {DEFAULT_RETRIES}; 0: none)"
         ),
     )
 
@@ -53,18 +53,14 @@ def met(request: pytest.FixtureRequest, diagnosis: str) -> NoReturn:
 
 
 def end_attempt(item: pytest.Item, diagnosis: str, detail: str = "") -> NoReturn:
-    """End an attempt that met a known race: an xfail naming it while another attempt follows (or
-    retries are off); a failure when it was met on every one of several attempts."""
+    """End an attempt that met a known race as an xfail naming it (another attempt follows while
+    retries are left); on the last of several attempts it says that every attempt met it."""
     item.stash[DEFECT_KEY] = diagnosis
     attempt = attempt_of(item)
     retries = item.config.getoption("--defect-retries", 0) or 0
     if attempt > 1 and attempt > retries:
         item.user_properties.append((EVERY_ATTEMPT, attempt))
-        pytest.fail(
-            f"{diagnosis}{detail} -- met on every one of {attempt} attempts, each on a fresh job: no longer an "
-            "intermittent race but what OpenPBS does every time now, so a failure (each attempt's evidence is kept)",
-            pytrace=False,
-        )
+        pytest.xfail(f"{diagnosis} (met on every one of {attempt} attempts, each on a fresh job){detail}")
     pytest.xfail(f"{diagnosis}{detail}")
 
 

@@ -39,7 +39,7 @@ def known_defects(results: dict[str, Any]) -> dict[str, int]:
     """How often this run met a known OpenPBS race (pbs_harness.defect_retry): attempts that met it,
     tests that did, and of those how many then passed on a fresh job or met it on every attempt."""
     hit = [t for t in results.get("tests", []) if t.get("known_defects")]
-    again = [t for t in hit if t.get("defect_every_attempt")]  # the last attempt met it too: failed
+    again = [t for t in hit if t.get("defect_every_attempt")]  # the last attempt met it too: an xfail
     return {
         "attempts": sum(len(t["known_defects"]) for t in hit) + len(again),
         "tests": len(hit),
@@ -54,7 +54,7 @@ def known_defects_line(h: dict[str, Any]) -> list[str]:
         return []
     return [
         f"- Known OpenPBS race met {k['attempts']} time(s) in {k['tests']} test(s), each run once more on a "
-        f"fresh job: {k['then_passed']} then passed, {k['every_attempt']} met it on every attempt (failed)"
+        f"fresh job: {k['then_passed']} then passed, {k['every_attempt']} met it on every attempt (xfail)"
     ]
 
 
