@@ -98,9 +98,12 @@ def pytest_configure(config: pytest.Config) -> None:
             signal.signal(signum, controller.forward)
 
 
-@pytest.hookimpl(trylast=True)
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_finish(session: pytest.Session) -> None:
-    """In a worker: write what it collected (unit and suite of each test) for the controller."""
+    """In a worker: write what it collected (unit and suite of each test) for the controller. First,
+    before xdist's own hook reports the collection: the controller reads the file when that report
+    arrives (written after it, the controller had read nothing and named each test's module, not its
+    suite, once suites spanned modules)."""
     config = session.config
     wid = binding.worker_id(config)
     run_dir = binding.run_dir(config)

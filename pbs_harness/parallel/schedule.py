@@ -110,7 +110,7 @@ def make_scheduler(config: pytest.Config, log: Any, durations: Mapping[str, floa
         unit_by_id: dict[str, str] | None = None
 
         def _split_scope(self, nodeid: str) -> str:
-            if self.unit_by_id is None and self.registered_collections:
+            if not self.unit_by_id and self.registered_collections:  # again while nothing was read
                 first = next(iter(self.registered_collections))
                 found = read_collection(run_dir, first.gateway.id)
                 self.unit_by_id = {n: entry["unit"] for n, entry in found.items()}

@@ -83,3 +83,18 @@ def test_results_of_the_workers_land_in_one_file(suite, tmp_path: Path) -> None:
     data = json.loads(results.read_text())
     assert sorted(t["nodeid"] for t in data["tests"]) == [f"test_{n}.py::test_{n}" for n in "abcd"]
     assert {t["outcome"] for t in data["tests"]} == {"passed"}
+
+
+def test_progress_names_each_tests_suite_marker_not_its_module(pytester: pytest.Pytester, tmp_path_factory) -> None:
+    """A suite spans modules (a package by section): the controller names the suite marker the
+    workers saw, which they write before they report their collection."""
+    out = tmp_path_factory.mktemp("where")
+    body = "import pytest\n\npytestmark = pytest.mark.smoke\n" + WHERE
+    pytester.makepyfile(**{f"test_part_{n}": body.format(name=n, out=str(out)) for n in ("one", "two")})
+    result = pytester.runpytest_subprocess(
+        *PLUGINS, "-n", "2", "--worker-inventory", "/inv/one", "--worker-inventory", "/inv/two", timeout=120
+    )
+    result.assert_outcomes(passed=2)
+    lines = [ln for ln in result.stdout.lines if ln.startswith("[")]
+    assert len(lines) == 2, lines
+    assert all("(no cluster): smoke test_" in ln for ln in lines), lines
