@@ -117,3 +117,16 @@ def tmp_root(isolated: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (reports / "results.json").write_text(json.dumps({"tests": []}))
     monkeypatch.setenv("PBS_HARNESS_ROOT", str(root))
     return root
+
+
+class InventoryConfig:
+    """Stand-in for pytest.Config (faked): the availability and provider checks read only --inventory
+    and the session's stash."""
+
+    def __init__(self, inventory: str | None = None) -> None:
+        self.inventory = inventory
+        self.stash = pytest.Stash()
+
+    def getoption(self, name: str) -> str | None:
+        assert name == "--inventory"
+        return self.inventory

@@ -18,21 +18,10 @@ from pbs_harness import availability, project, testrun
 from pbs_harness.errors import PreconditionError
 from pbs_harness.localcluster import provider, state
 from pbs_harness.localcluster.spec import ClusterSpec
+from tests.unit.badinput import InventoryConfig
 
 OTHER = "/elsewhere/another-clone"
 LABEL = "local cluster pbsh01..pbsh06 (10.71.0.0/24)"
-
-
-class Config:
-    """Stand-in for pytest.Config: the availability checks read only --inventory and the session's stash."""
-
-    def __init__(self, inventory: str | None = None) -> None:
-        self.inventory = inventory
-        self.stash = pytest.Stash()
-
-    def getoption(self, name: str) -> str | None:
-        assert name == "--inventory"
-        return self.inventory
 
 
 @pytest.fixture
@@ -81,7 +70,7 @@ def test_ci_leaves_a_cluster_alone_unless_it_is_this_checkouts(state_dir: Path) 
 
 def test_suites_skip_another_checkouts_cluster_naming_both(state_dir: Path) -> None:
     _up_by(OTHER)
-    reason = availability.unavailable_reason(Config(), reach=False)
+    reason = availability.unavailable_reason(InventoryConfig(), reach=False)
     assert reason is not None
     assert f"the {LABEL} was brought up by another checkout ({OTHER}), not this one ({project.checkout()})" in reason
     assert "-i inventory/local" in reason
@@ -89,7 +78,7 @@ def test_suites_skip_another_checkouts_cluster_naming_both(state_dir: Path) -> N
 
 def test_suites_skip_a_cluster_whose_owner_is_not_recorded(state_dir: Path) -> None:
     _up_by(None)
-    reason = availability.unavailable_reason(Config(), reach=False)
+    reason = availability.unavailable_reason(InventoryConfig(), reach=False)
     assert reason is not None
     assert "does not record which checkout brought it up" in reason
     assert project.checkout() in reason
@@ -98,12 +87,14 @@ def test_suites_skip_a_cluster_whose_owner_is_not_recorded(state_dir: Path) -> N
 
 def test_a_cluster_named_explicitly_or_our_own_is_not_refused(state_dir: Path) -> None:
     _up_by(OTHER)
-    assert availability.not_ours_reason(Config("inventory/local"), project.root() / "inventory" / "local") is None
-    named = availability.describe_target(Config("inventory/local"))
+    assert (
+        availability.not_ours_reason(InventoryConfig("inventory/local"), project.root() / "inventory" / "local") is None
+    )
+    named = availability.describe_target(InventoryConfig("inventory/local"))
     assert named == f"{LABEL}, named with --inventory (brought up by {OTHER})"
     _up_by(project.checkout())
-    assert availability.not_ours_reason(Config(), project.root() / "inventory" / "local") is None
-    assert availability.describe_target(Config()) == f"{LABEL}, brought up by this checkout"
+    assert availability.not_ours_reason(InventoryConfig(), project.root() / "inventory" / "local") is None
+    assert availability.describe_target(InventoryConfig()) == f"{LABEL}, brought up by this checkout"
 
 
 ACCEPTANCE_TEST = """
@@ -133,6 +124,6 @@ def test_suites_say_first_when_openpbs_is_missing_under_the_local_inventorys_pre
 ) -> None:
     # No cluster is up either: the missing OpenPBS is said first, under the prefix the inventory declares.
     monkeypatch.setattr(availability.inventory_mod, "declared_openpbs_prefix", lambda path: tmp_path / "pbs")
-    reason = availability.unavailable_reason(Config(), reach=False)
+    reason = availability.unavailable_reason(InventoryConfig(), reach=False)
     assert reason is not None
     assert reason.startswith(f"{testrun.SKIP_NO_OPENPBS} ({tmp_path}/pbs/bin/qstat missing)")

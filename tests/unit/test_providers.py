@@ -21,19 +21,7 @@ from pbs_harness.inventory import parse
 from pbs_harness.localcluster import provider, state
 from pbs_harness.localcluster.inventory_provider import LOCAL
 from pbs_harness.static_hosts import STATIC
-from tests.unit.badinput import ROOT, fake_ansible_inventory, listing
-
-
-class Config:
-    """Stand-in for pytest.Config: --inventory and the session's stash."""
-
-    def __init__(self, inventory: str | None = None) -> None:
-        self.inventory = inventory
-        self.stash = pytest.Stash()
-
-    def getoption(self, name: str) -> str | None:
-        assert name == "--inventory"
-        return self.inventory
+from tests.unit.badinput import ROOT, InventoryConfig, fake_ansible_inventory, listing
 
 
 @pytest.fixture
@@ -135,7 +123,7 @@ def test_the_session_lists_heals_and_judges_once(
     listed: list[Path] = []
     real_load = inventory_mod.load
     monkeypatch.setattr(inventory_mod, "load", lambda p: listed.append(p) or real_load(p))
-    config = Config(str(path))
+    config = InventoryConfig(str(path))
     assert availability.unavailable_reason(config, reach=False) is None
     assert availability.describe_target(config).startswith(f"inventory {path} (server s1, 2 moms)")
     assert availability.unavailable_reason(config, reach=False) is None
