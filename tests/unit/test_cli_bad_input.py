@@ -208,16 +208,18 @@ def test_cluster_up_with_a_different_shape_leaves_the_cluster_alone(
 
 
 def test_missing_programs(isolated: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
-    """FAKE: one more required program, which no PATH has (as if its package were not installed);
-    os.geteuid() and the preflight's root check report root (that check has its own row)."""
+    """FAKE: the required programs are one present program (sh) and one that no PATH has (as if its
+    package were not installed), so the message does not depend on what this machine has installed
+    (a fresh machine lacks tini, sshd and iptables); os.geteuid() and the preflight's root check
+    report root (that check has its own row)."""
     monkeypatch.setattr(os, "geteuid", lambda: 0)
     monkeypatch.setattr(preflight, "check_root", lambda: None)
-    monkeypatch.setitem(preflight.REQUIRED_PROGRAMS, "pbsh-no-such-tool", "pbsh-no-such-package")
+    monkeypatch.setattr(preflight, "REQUIRED_PROGRAMS", {"sh": "dash", "pbsh-no-such-tool": "pbsh-no-such-package"})
     monkeypatch.setattr(preflight, "check_netns", tripwire("go past the programs check"))
     rc, out = run_cli(["cluster", "up"], capsys)
     assert_refused(
-        rc, out, PRECONDITION, "missing programs: pbsh-no-such-tool (Debian package pbsh-no-such-package)",
-        "fix: install them: apt-get install -y pbsh-no-such-package",
+        rc, out, PRECONDITION, "error: missing programs: pbsh-no-such-tool (Debian package pbsh-no-such-package)\n",
+        "fix: install them: apt-get install -y pbsh-no-such-package\n",
     )  # fmt: skip
     assert not (isolated / "state").exists()
 
