@@ -253,8 +253,11 @@ def harness_test(request: pytest.FixtureRequest, pbs: Pbs, baseline: baseline_mo
             collect.write_summary(folder, request.node.nodeid, since, longrepr, cluster=binding.cluster_name(inv))
         for host in pbs.cluster:
             host.recorders.remove(transcript.append)
+        if nemesis.log.events:  # the fault log (faults/log.py): in the JUnit of every test that injected one
+            request.node.user_properties.append(("faults", nemesis.log.text()))
         if folder is not None:
             collect.write_transcript(folder / "transcript.txt", transcript)
+            nemesis.log.write(folder / "faults.txt")
             request.node.user_properties.append(("evidence", str(folder)))
             request.config.stash.setdefault(EVIDENCE_KEY, []).append(str(folder))
         leaks = baseline_mod.restore(pbs, baseline, repaired=_warn_repair)
