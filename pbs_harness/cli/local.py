@@ -18,7 +18,12 @@ def _spec(args: argparse.Namespace):
 
     try:
         return ClusterSpec(
-            subnet=str(args.subnet), host_count=args.hosts, prefix=args.name_prefix, login_user=args.login_user
+            subnet=str(args.subnet),
+            host_count=args.hosts,
+            prefix=args.name_prefix,
+            login_user=args.login_user,
+            flavour=args.flavour,
+            image=args.image,
         )
     except PreconditionError as exc:  # values the argument types cannot judge alone (subnet size for --hosts)
         raise UsageError(exc.message, exc.hint) from exc
@@ -49,15 +54,16 @@ def cmd_cluster_up(args: argparse.Namespace) -> int:
     spec = _spec(args)
     require_root()
     check_state_dir()
+    packages = openpbs_packages(args, spec)
     if getattr(args, "clusters", None) not in (None, 1):
         from pbs_harness.cli import fleet_up
 
-        return fleet_up.up(args, spec)
+        return fleet_up.up(args, spec, packages)
     target = _inventory_to_write(args)
     if target:
         written_inventory.check_target(Path(target).resolve())  # refuse before anything is created
     start = time.monotonic()
-    st = provider.up(spec, progress)
+    st = provider.up(spec, progress, packages=packages)
     progress(f"local cluster up: {st.spec.describe()} in {time.monotonic() - start:.1f}s")
     if target:
         hosts = written_inventory.write(Path(target), None, project.root())
@@ -65,6 +71,32 @@ def cmd_cluster_up(args: argparse.Namespace) -> int:
         progress(f"inventory written: {hosts.parent} (use it with -i {hosts.parent})")
     args.fleet_inventories = [(spec.prefix, getattr(args, "written_inventory", None))]
     return errors.EXIT_OK
+
+
+def openpbs_packages(args: argparse.Namespace, spec) -> Path | None:
+    """System hosts: the folder of OpenPBS packages `--openpbs` names (built from a source, cached);
+    None for namespace hosts, or for a running system cluster that `up` repairs with its recorded packages."""
+    from pbs_harness import images, openpbs_build, openpbs_source
+    from pbs_harness.localcluster import state
+
+    if spec.flavour != "system":
+        if args.openpbs:
+            raise UsageError(
+                "--openpbs is for system hosts: namespace hosts run this machine's /opt/pbs",
+                "add --flavour system, or leave --openpbs out",
+            )
+        return None
+    if not args.openpbs:
+        old = state.load()
+        if old is not None and old.packages_dir:
+            return Path(old.packages_dir)
+        raise UsageError(
+            "system hosts install OpenPBS from packages, and --openpbs names none",
+            "give --openpbs PATH: a release zip, a folder of .deb files, or an OpenPBS source archive or tree "
+            "(e.g. --openpbs ../shared/openpbs/openpbs-master-cd7ab5e.tar.gz)",
+        )
+    source = openpbs_source.judge(Path(args.openpbs))
+    return openpbs_build.ensure(source, images.distribution(spec.image), progress).path
 
 
 def cmd_cluster_down(args: argparse.Namespace) -> int:
@@ -125,6 +157,10 @@ def cmd_cluster_ssh(args: argparse.Namespace) -> int:
     return errors.EXIT_FAILED  # not reached
 
 
+# `cluster heal HOST` undoes a partition: the backend calls that reconnecting.
+VERB_METHODS = {"heal": "reconnect"}
+
+
 def lifecycle(verb: str):
     def handler(args: argparse.Namespace) -> int:
         from pbs_harness.localcluster import provider
@@ -133,7 +169,7 @@ def lifecycle(verb: str):
         require_root()
         check_state_dir()
         host = provider.host(args.host)
-        getattr(host, verb)()
+        getattr(host, VERB_METHODS.get(verb, verb))()
         progress(f"{verb} {host.name}: done")
         return errors.EXIT_OK
 

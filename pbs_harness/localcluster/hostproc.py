@@ -12,6 +12,7 @@ import os
 import signal
 import socket
 import subprocess
+from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 
@@ -92,6 +93,12 @@ def boot(host: HostSpec, timeout: float = 20, root: Path | None = None) -> None:
     """Start the host's init (tini -> host-init.sh -> sshd) and wait until sshd answers.
 
     `root`: the state directory of the host's cluster (default: $PBS_HARNESS_STATE_DIR or the default)."""
+    launch(host, root)
+    wait_ssh(host, timeout, root)
+
+
+def launch(host: HostSpec, root: Path | None = None) -> None:
+    """Start the host's init unless it runs, without waiting for its sshd (several hosts boot at once)."""
     if is_running(host):
         return
     cg = ensure_cgroup(host)
@@ -116,12 +123,14 @@ def boot(host: HostSpec, timeout: float = 20, root: Path | None = None) -> None:
         max_interval=0.02,
         fail=lambda _: UnreachableError(f"host {host.name}: launcher did not start", f"see {hdir / 'console.log'}"),
     )
-    wait_ssh(host, timeout, root)
 
 
-def wait_ssh(host: HostSpec, timeout: float = 20, root: Path | None = None) -> None:
+def wait_ssh(
+    host: HostSpec, timeout: float = 20, root: Path | None = None, running: Callable[[], bool] | None = None
+) -> None:
     """Wait until the host's sshd sends its banner; UnreachableError when it does not within `timeout`
-    seconds or the host stops running meanwhile."""
+    seconds or the host stops running meanwhile (`running`: how to tell, default its freezer group)."""
+    alive = running or (lambda: is_running(host))
 
     def log() -> Path:
         return state.host_dir(host.name, root) / "console.log"
@@ -133,7 +142,7 @@ def wait_ssh(host: HostSpec, timeout: float = 20, root: Path | None = None) -> N
                     return True
         except OSError:
             pass
-        if not is_running(host):
+        if not alive():
             raise UnreachableError(f"host {host.name} died while booting", f"see {log()}")
         return False
 
