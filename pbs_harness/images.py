@@ -179,6 +179,30 @@ def host_layer(dist: Distribution) -> Layer:
     return Layer(dist, "host", tuple(sorted({*HOST_PACKAGES, *runtime_packages()})))
 
 
+def installed(layer: Layer) -> set[str]:
+    """The Debian packages installed in the layer (its topmost dpkg status file)."""
+    for tree in layer.lowerdirs():
+        status = tree / "var/lib/dpkg/status"
+        if status.is_file():
+            packages, name = set(), None
+            for line in status.read_text(errors="replace").splitlines():
+                if line.startswith("Package: "):
+                    name = line.split(": ", 1)[1]
+                elif line.startswith("Status: ") and line.endswith(" installed") and name:
+                    packages.add(name)
+            return packages
+    return set()
+
+
+def host_layer_for(dist: Distribution, needs: set[str], progress: Progress) -> Layer:
+    """The host layer, with a layer on top for whatever of `needs` (the OpenPBS packages' own
+    dependencies) it lacks: hosts have no route to a registry, so everything the packages depend
+    on must be in the image when the role installs them."""
+    base = ensure(host_layer(dist), progress)
+    missing = sorted(needs - installed(base))
+    return ensure(Layer(dist, "deps", tuple(missing), parent=base), progress) if missing else base
+
+
 def builder_layer(dist: Distribution) -> Layer:
     return Layer(dist, "builder", BUILD_PACKAGES, parent=host_layer(dist))
 

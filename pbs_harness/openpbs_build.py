@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from pbs_harness import images, nspawn
+from pbs_harness import images, nspawn, shell
 from pbs_harness.errors import HarnessError, PreconditionError
 from pbs_harness.openpbs_source import BUILD_SCRIPT, KINDS, PROVENANCE_FILE, Provenance, Source, package_files
 
@@ -58,6 +58,22 @@ class PackageSet:
 
     def file(self, kind: str) -> str:
         return self.provenance.packages[kind]
+
+
+def depends(packages: Path) -> set[str]:
+    """The Debian packages the server, execution and client packages depend on (names; the first
+    of alternatives), read with dpkg-deb."""
+    found = _load(packages)
+    if found is None:
+        raise PreconditionError(f"{packages} has no {PROVENANCE_FILE}", "name the packages with --openpbs again")
+    names: set[str] = set()
+    for kind in ("server", "execution", "client"):
+        field = shell.check(["dpkg-deb", "--field", str(packages / found.file(kind)), "Depends"])
+        for item in field.split(","):
+            name = item.split("|")[0].strip().split(" ")[0].split(":")[0]
+            if name:
+                names.add(name)
+    return names
 
 
 def _provenance(source: Source, folder: Path, built_in: str | None) -> Provenance:

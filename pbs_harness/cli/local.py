@@ -96,7 +96,13 @@ def openpbs_packages(args: argparse.Namespace, spec) -> Path | None:
             "(e.g. --openpbs ../shared/openpbs/openpbs-master-cd7ab5e.tar.gz)",
         )
     source = openpbs_source.judge(Path(args.openpbs))
-    return openpbs_build.ensure(source, images.distribution(spec.image), progress).path
+    packages = openpbs_build.ensure(source, images.distribution(spec.image), progress)
+    if not packages.file("server").endswith(".deb"):
+        raise PreconditionError(
+            f"--openpbs {args.openpbs} holds .rpm packages, and system hosts run {spec.image} (apt)",
+            "name the .deb packages (the zip for Debian or Ubuntu), or a source to build them from",
+        )
+    return packages.path
 
 
 def cmd_cluster_down(args: argparse.Namespace) -> int:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pbs_harness import images, project, shell
+from pbs_harness import images, openpbs_build, project, shell
 from pbs_harness.backends.namespace import NamespaceHost
 from pbs_harness.backends.system import SystemHost
 from pbs_harness.errors import PreconditionError
@@ -142,8 +142,16 @@ def up(
     network.ensure_bridge(spec)
     sshkeys.ensure_client_key(root)
     if spec.flavour == "system":
-        layer = images.ensure(images.host_layer(images.distribution(spec.image)), progress)
-        st.image_lowerdirs = [str(p) for p in layer.lowerdirs()]
+        needs = openpbs_build.depends(Path(st.packages_dir)) if st.packages_dir else set()
+        layer = images.host_layer_for(images.distribution(spec.image), needs, progress)
+        wanted = [str(p) for p in layer.lowerdirs()]
+        if old is not None and old.image_lowerdirs and old.image_lowerdirs != wanted:
+            raise PreconditionError(
+                f"the {old.label} runs image {Path(old.image_lowerdirs[0]).parent.name}, and these packages need "
+                f"{layer.name} (their dependencies differ): its hosts cannot change image while they exist",
+                "take it down first (pbs-harness down), then bring it up again",
+            )
+        st.image_lowerdirs = wanted
         state.save(st, root)
         for host in spec.hosts:
             sshkeys.ensure_host_key(host, root, spec.login_user)
