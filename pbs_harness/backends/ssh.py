@@ -25,7 +25,8 @@ IPT = "iptables -w 5"
 # dead), else the init script; a host without either (a client) has nothing to start.
 START_PBS = (
     "if [ -d /run/systemd/system ] && systemctl cat pbs.service >/dev/null 2>&1; then "
-    "if systemctl is-active --quiet pbs.service; then systemctl reload pbs.service; "
+    "if systemctl is-active --quiet pbs.service; then "
+    "systemctl reload pbs.service 2>/dev/null || systemctl start pbs.service; "
     "else systemctl start pbs.service; fi; "
     "elif [ -x /etc/init.d/pbs ]; then /etc/init.d/pbs start; fi"
 )

@@ -81,9 +81,11 @@ def provision(spec: ClusterSpec, host: HostSpec, root: Path | None = None) -> No
     _write(rfs / "etc/hostname", host.name + "\n", 0o644)
     if not (rfs / "etc/machine-id").read_text().strip():
         _write(rfs / "etc/machine-id", secrets.token_hex(16) + "\n", 0o444)
-    # As Debian's installer and cloud-init's default leave it: the host's own name on 127.0.1.1.
-    # The openpbs_common role replaces that with the cluster's addresses, as it must on real VMs.
-    _write(rfs / "etc/hosts", f"127.0.0.1\tlocalhost\n127.0.1.1\t{host.name}\n", 0o644)
+    # At the first boot only (the host's own layer has no /etc/hosts yet), as Debian's installer and
+    # cloud-init's default leave it: the host's own name on 127.0.1.1. The openpbs_common role
+    # replaces that with the cluster's addresses, as it must on real VMs, and later boots keep it.
+    if not (rootfs_dir(host, root) / "upper/etc/hosts").exists():
+        _write(rfs / "etc/hosts", f"127.0.0.1\tlocalhost\n127.0.1.1\t{host.name}\n", 0o644)
     hdir = state.host_dir(host.name, root)
     sshkeys.ensure_host_key(host, root, spec.login_user)  # the key pair known_hosts is written from
     for suffix, mode in (("", 0o600), (".pub", 0o644)):
