@@ -1,5 +1,5 @@
 """The conformance report of a run: conformance.html, .md and .json, every catalogue interface with
-its verdict, one per OpenPBS version of the run's clusters (clusters.split_by_version).
+its verdict, one per OpenPBS build (version and source) of the run's clusters (clusters.split_by_version).
 
 Per interface:
   status     decided by the tests that guard it (pbs_harness.conformance.status): pass, fail,
@@ -49,10 +49,11 @@ def write_json(path: Path, cat: Catalogue, found: list[Verdict], results: dict[s
     data: dict[str, Any] = {"header": header(results)}
     if len(found) == 1:
         data |= {**_summary(found[0].rows), "interfaces": _interfaces(found[0].rows)}
-    else:  # never one verdict over several OpenPBS versions
+    else:  # never one verdict over several OpenPBS builds
         data["side_by_side"] = [
             {
                 "openpbs_version": v.version,
+                "provenance": v.source,
                 "clusters": v.clusters,
                 **_summary(v.rows),
                 "interfaces": _interfaces(v.rows),
