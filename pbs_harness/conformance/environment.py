@@ -12,7 +12,7 @@ def of(pbs: Pbs) -> dict[str, object]:
     """Read on the cluster (the server's status, the date of pbs_server.bin, the source records of
     the server host) and from its inventory."""
     server = pbs.server.status()
-    prefix = pbs.cluster.prefix
+    prefix = str(pbs.cluster.prefix)  # a Path; the record is JSON
     build = pbs.cluster.server.run(
         f"ls -l --time-style=+%Y-%m-%d {prefix}/sbin/pbs_server.bin | awk '{{print $6}}'"
     ).stdout.strip()
