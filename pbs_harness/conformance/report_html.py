@@ -18,6 +18,7 @@ COLOURS = {
     "xfail": "#bc4c00",
     "incomplete": "#9a6700",
     "skipped": "#6e7781",
+    "not in this release": "#0969da",
     "not run": "#6e7781",
     "not covered": "#8250df",
 }
