@@ -53,7 +53,7 @@ AFTER_RESTART = "ptl_tests/test_fx.py::test_release_after_restart"
 SUSPEND = "ptl_tests/test_fx.py::test_admin_suspend"
 RESIZE = "ptl_tests/test_fx.py::test_resize_event"
 SPECS = {MIDDLE: ["RD-1", "RD-3"], AFTER_RESTART: ["RD-3"], SUSPEND: ["AS-1"], RESIZE: ["RJS-9"]}
-RELEASE_SKIP = "Skipped: not in this release (OpenPBS 22.05.11 on this cluster has no the postqueuejob hook event)"
+RELEASE_SKIP = "Skipped: not in this release (OpenPBS 22.05.11 on this cluster has no postqueuejob hook event)"
 
 
 def suite(folder: Path) -> Path:
