@@ -1,11 +1,14 @@
 """The conformance report of a run: conformance.html, .md and .json, every catalogue interface with
-its verdict, one per OpenPBS build (version and source) of the run's clusters (clusters.split_by_version).
+its verdict, one per OpenPBS build (version and source) of the run's clusters
+(clusters.split_by_version). Two builds' reports are compared by pbs_harness.conformance.compare.
 
 Per interface:
   status     decided by the tests that guard it (pbs_harness.conformance.status): pass, fail,
-             xfail, incomplete, skipped, not run, not covered; guards that xfailed while others
-             passed are OpenPBS bugs pinned in one scenario, shown as "pass (1 known bug)"
-  outcomes   how many of the tests tagged with it passed, failed, xfailed and were skipped
+             xfail, incomplete, skipped, not in this release, not run, not covered; guards that
+             xfailed while others passed are OpenPBS bugs pinned in one scenario, shown as
+             "pass (1 known bug)"
+  outcomes   how many of the tests tagged with it passed, failed, xfailed, were skipped and were
+             skipped as not in this release (pbs_harness.release_features)
   tests      each tagged test with its outcome ("[guard]" when it guards the interface), its
              evidence folder and its skip/xfail reason; tagged tests that did not run
   guards     the tests whose own assertions would catch a regression (count and names), or
