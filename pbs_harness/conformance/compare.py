@@ -96,6 +96,21 @@ def outcomes(row: dict[str, Any] | None) -> dict[str, str]:
     return found
 
 
+def _outcome(found: dict[str, str], nodeid: str) -> str:
+    """The outcome of `nodeid` in one build; a parametrized case of a test the build did not run
+    (listed without its parameters) did not run either."""
+    if nodeid in found:
+        return found[nodeid]
+    return NOT_RUN if found.get(nodeid.split("[", 1)[0]) == NOT_RUN else ABSENT
+
+
+def _test_ids(*found: dict[str, str]) -> list[str]:
+    """Every test of both builds, a test listed without parameters left out where its cases are listed."""
+    ids = list(dict.fromkeys(n for f in found for n in f))
+    cases = {n.split("[", 1)[0] for n in ids if "[" in n}
+    return [n for n in ids if n not in cases]
+
+
 def _placeholders(text: str, hosts: list[str]) -> str:
     for host in sorted(hosts, key=len, reverse=True):
         text = re.sub(rf"(?<![\w-]){re.escape(host)}(?![\w-])", "<host>", text)
@@ -129,9 +144,9 @@ def compare(a: Build, b: Build) -> Comparison:
         feature, title = _title(row_a, row_b)
         out_a, out_b = outcomes(row_a), outcomes(row_b)
         tests = [
-            TestChange(nodeid, out_a.get(nodeid, ABSENT), out_b.get(nodeid, ABSENT))
-            for nodeid in dict.fromkeys([*out_a, *out_b])
-            if out_a.get(nodeid, ABSENT) != out_b.get(nodeid, ABSENT)
+            TestChange(nodeid, _outcome(out_a, nodeid), _outcome(out_b, nodeid))
+            for nodeid in _test_ids(out_a, out_b)
+            if _outcome(out_a, nodeid) != _outcome(out_b, nodeid)
         ]
         diffs_a, diffs_b = _keyed(row_a, a.hosts), _keyed(row_b, b.hosts)
         rows.append(

@@ -121,3 +121,22 @@ def test_a_report_of_an_older_harness_has_no_provenance(master: Path, tmp_path: 
     old.write_text(json.dumps(data))
     build = builds.load(old)[0]
     assert (build.name, build.short, build.source, build.provenance) == ("23.06.06", "23.06.06", "not recorded", None)
+
+
+def _build(name: str, tests: list[dict], untested: list[str]) -> builds.Build:
+    """A build whose report has one interface, RD-2, with these tests (rows written here)."""
+    row = {"id": "RD-2", "status": "pass", "tests": tests, "untested": untested, "differences": []}
+    return builds.Build(Path(f"{name}.json"), "23.06.06", "-", None, "-", [], {"RD-2": row})
+
+
+def test_a_parametrized_test_that_one_build_did_not_run() -> None:
+    """A test that did not run is listed without its parameters; its cases are "not run" there,
+    not "absent", and the bare name is not a test of its own."""
+    ran = [{"nodeid": f"t.py::test_x[{p}]", "outcome": "passed"} for p in ("a", "b")]
+    change = compare.compare(_build("a", [], ["t.py::test_x"]), _build("b", ran, [])).rows[0]
+    assert change.tests == [
+        compare.TestChange("t.py::test_x[a]", "not run", "passed"),
+        compare.TestChange("t.py::test_x[b]", "not run", "passed"),
+    ]
+    gone = compare.compare(_build("a", ran[:1], []), _build("b", ran[1:], [])).rows[0]
+    assert [(t.a, t.b) for t in gone.tests] == [("passed", "absent"), ("absent", "passed")]
