@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from pbs_harness import baseline as baseline_mod
-from pbs_harness import shell
+from pbs_harness import release_features, shell
 from pbs_harness.evidence.logs import mom_log
 from pbs_harness.backends import for_host
 from pbs_harness.backends.ssh import SshHost
@@ -236,3 +236,20 @@ def test_reject_hook_fails_the_start_on_the_chosen_sister_until_healed(cluster, 
     nemesis.heal(fault)
     assert "pbsh_fault" not in " ".join(pbs.hooks.names())
     pbs.jobs.wait(job_id, job_state="R", substate=RUNNING, timeout=120)
+
+
+@pytest.mark.parametrize("name", sorted(release_features.FEATURES))
+def test_feature_probe_agrees_with_the_source_reading(pbs, name: str) -> None:
+    """Each live probe of pbs_harness.release_features finds the feature exactly when this build's
+    version has it by the source reading (docs/releases.md): a probe blind to a feature the release
+    has would quietly turn tests into "not in this release". The hook probe's scratch hook is gone
+    again (the baseline check after the test would name it)."""
+    feature = release_features.FEATURES[name]
+    version = str(pbs.server.status()["pbs_version"])
+    assert release_features.probe(pbs, feature) is release_features.expected(feature, version), (feature, version)
+
+
+@pytest.mark.parametrize("kind", ["hook_event", "server_attribute", "command"])
+def test_feature_probe_says_no_to_what_no_release_has(pbs, kind: str) -> None:
+    missing = release_features.Feature("pbsh_none", "nothing", kind, "pbsh_no_such_thing", "")
+    assert release_features.probe(pbs, missing) is False

@@ -46,6 +46,34 @@ def _local_command(sub, name: str, text: str, func) -> argparse.ArgumentParser:
     return p
 
 
+def _report_command(sub) -> None:
+    """`report`: the conformance report of a run, or a comparison of builds' reports (docs/releases.md)."""
+    p = sub.add_parser(
+        "report",
+        help="write reports/conformance.{html,md,json} from the last test run; or compare builds (docs/releases.md)",
+    )
+    which = p.add_mutually_exclusive_group()
+    which.add_argument("--results", help="results JSON of a run (default reports/results.json)")
+    which.add_argument(
+        "--compare",
+        nargs=2,
+        metavar=("A.json", "B.json"),
+        help="behaviour diff of two builds' conformance.json: compare.md and compare.html "
+        "(default --out reports/compare/)",
+    )
+    which.add_argument(
+        "--matrix",
+        nargs="+",
+        metavar="REPORT.json",
+        help="interfaces by builds over conformance.json files: matrix.md and matrix.html "
+        "(default --out reports/matrix/)",
+    )
+    p.add_argument(
+        "--out", help="output folder (default reports/; with --compare or --matrix: a new or empty folder, see above)"
+    )
+    p.set_defaults(func=cmd_report)
+
+
 def shape(p: argparse.ArgumentParser) -> None:
     """The options that give a local cluster its shape (up, cluster up)."""
     from pbs_harness.localcluster.spec import (
@@ -157,10 +185,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("pytest_args", nargs=argparse.REMAINDER, help="arguments for pytest")
     p.set_defaults(func=cmd_test)
-    p = sub.add_parser("report", help="write reports/conformance.{html,md,json} from the last test run")
-    p.add_argument("--results", help="results JSON of a run (default reports/results.json)")
-    p.add_argument("--out", help="output folder (default reports/)")
-    p.set_defaults(func=cmd_report)
+    _report_command(sub)
     _local_command(sub, "down", "remove the local cluster", cmd_down)
     _local_command(sub, "status", "state of the local cluster's hosts", cmd_cluster_status)
 
