@@ -210,7 +210,7 @@ def test_the_task_reports_a_change_only_when_it_started_something(
 
     assert run.returncode == 0, run.stdout + run.stderr
     # One task for the three hosts (its name is rendered once, with the first host's action).
-    outcomes = task_outcomes(run.stdout, " PBS")
+    outcomes = task_outcomes(run.stdout, "Start or restart PBS, the host's way - start")
     assert outcomes == {"down": "changed", "running": "ok", "restarted": "changed"}, run.stdout
     assert calls(tmp_path / "down", "init") == ["status", "start"]
     assert calls(tmp_path / "running", "init") == ["status"]
