@@ -216,3 +216,66 @@ def test_the_task_reports_a_change_only_when_it_started_something(
     assert calls(tmp_path / "running", "init") == ["status"]
     assert calls(tmp_path / "restarted", "init") == ["restart"]
     assert set(calls(tmp_path / "down", "systemctl")) <= {"cat pbs.service"}  # asked, at most, for the unit
+
+
+HANDLERS_BOOK = """\
+- name: The server role's handler
+  hosts: srv
+  gather_facts: false
+  tasks:
+    - name: Change something that needs a restart
+      ansible.builtin.command: "true"
+      changed_when: true
+      notify: Restart PBS
+    - name: Load the server role's handlers (its tasks are not run)
+      ansible.builtin.import_role:
+        name: openpbs_server
+        tasks_from: reset.yml
+      tags: [never]
+
+- name: The mom role's handlers
+  hosts: mom
+  gather_facts: false
+  tasks:
+    - name: Change something that needs a restart, and a new vnode layout
+      ansible.builtin.command: "true"
+      changed_when: true
+      notify: [Restart PBS, Restart pbs_mom]
+    - name: Load the mom role's handlers (its tasks are not run)
+      ansible.builtin.import_role:
+        name: openpbs_mom
+        tasks_from: reset.yml
+      tags: [never]
+"""
+
+
+def test_the_roles_handlers_restart_through_the_service_entry_point(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A handler may include tasks but not a role: the server's and the mom's restarts still reach the
+    host's init script (no systemd here: the fake systemctl knows no pbs.service)."""
+    hosts = {}
+    for name in ("srv", "mom"):
+        fake_bin = fake_host(tmp_path / name, MOM_DOWN)
+        (tmp_path / name / "home" / "mom_priv").mkdir(parents=True)  # no mom.lock: no pbs_mom to stop
+        hosts[name] = {
+            f"openpbs_{'server' if name == 'srv' else 'mom'}_init_script": str(fake_bin / "init.d-pbs"),
+            "openpbs_mom_home": str(tmp_path / name / "home"),
+            "openpbs_mom_server_host": "srv",
+        }
+    inventory = {
+        "all": {
+            "vars": {"ansible_connection": "local", "ansible_python_interpreter": sys.executable},
+            "hosts": hosts,
+        }
+    }
+    (tmp_path / "inventory.yml").write_text(yaml.safe_dump(inventory))
+    (tmp_path / "playbook.yml").write_text(HANDLERS_BOOK)
+    monkeypatch.setenv("PATH", f"{tmp_path / 'srv' / 'bin'}:{os.environ['PATH']}")
+
+    run = run_playbook_in(tmp_path)
+
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert calls(tmp_path / "srv", "init") == ["restart"]
+    # Restart PBS (all daemons), then Restart pbs_mom: stop it by its lock file, start what is down.
+    assert calls(tmp_path / "mom", "init") == ["restart", "status", "start"]
