@@ -15,9 +15,9 @@ import pytest
 
 from pbs_harness import baseline as baseline_mod
 from pbs_harness import release_features, shell
-from pbs_harness.evidence.logs import mom_log
 from pbs_harness.backends import for_host
 from pbs_harness.backends.ssh import SshHost
+from pbs_harness.evidence.logs import mom_log
 from pbs_harness.faults import HostCrash, HostPartition, HostPause
 from pbs_harness.pbs.substates import RUNNING
 from pbs_harness.waits import wait_until

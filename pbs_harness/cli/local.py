@@ -52,6 +52,7 @@ def cmd_cluster_up(args: argparse.Namespace) -> int:
 
         args.subnet, args.clusters = fleet_up.auto_subnet(args)
     spec = _spec(args)
+    check_openpbs_flag(args, spec)
     require_root()
     check_state_dir()
     packages = openpbs_packages(args, spec)
@@ -73,18 +74,23 @@ def cmd_cluster_up(args: argparse.Namespace) -> int:
     return errors.EXIT_OK
 
 
+def check_openpbs_flag(args: argparse.Namespace, spec) -> None:
+    """--openpbs is for system hosts: a bad command line, said as one before the root check."""
+    if spec.flavour != "system" and args.openpbs:
+        raise UsageError(
+            "--openpbs is for system hosts: namespace hosts run this machine's /opt/pbs",
+            "add --flavour system, or leave --openpbs out",
+        )
+
+
 def openpbs_packages(args: argparse.Namespace, spec) -> Path | None:
     """System hosts: the folder of OpenPBS packages `--openpbs` names (built from a source, cached);
     None for namespace hosts, or for a running system cluster that `up` repairs with its recorded packages."""
     from pbs_harness import images, openpbs_build, openpbs_source
     from pbs_harness.localcluster import state
 
+    check_openpbs_flag(args, spec)
     if spec.flavour != "system":
-        if args.openpbs:
-            raise UsageError(
-                "--openpbs is for system hosts: namespace hosts run this machine's /opt/pbs",
-                "add --flavour system, or leave --openpbs out",
-            )
         return None
     if not args.openpbs:
         old = state.load()
