@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pbs_harness import nspawn
+from pbs_harness import cgroups
 from pbs_harness.localcluster import hostproc, network, system_host
 from pbs_harness.localcluster.spec import ClusterSpec, HostSpec
 
@@ -32,16 +32,16 @@ class SystemHost:
         return self.spec.name
 
     def is_running(self) -> bool:
-        return nspawn.is_running(self.spec.name)
+        return cgroups.is_running(self.spec.name)
 
     def is_paused(self) -> bool:
-        return nspawn.is_frozen(self.spec.name)
+        return cgroups.is_frozen(self.spec.name)
 
     def is_partitioned(self) -> bool:
         return network.is_partitioned(self.spec)
 
     def pids(self) -> list[int]:
-        return nspawn.pids(self.spec.name)
+        return cgroups.pids(self.spec.name)
 
     def boot(self) -> None:
         self.start()
@@ -58,10 +58,10 @@ class SystemHost:
         system_host.crash(self.spec)
 
     def pause(self) -> None:
-        nspawn.set_frozen(self.spec.name, True)
+        cgroups.set_frozen(self.spec.name, True, f"host {self.name}")
 
     def resume(self) -> None:
-        nspawn.set_frozen(self.spec.name, False)
+        cgroups.set_frozen(self.spec.name, False)
 
     def partition(self) -> None:
         network.partition(self.spec)

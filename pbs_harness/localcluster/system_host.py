@@ -20,7 +20,7 @@ import secrets
 import shutil
 from pathlib import Path
 
-from pbs_harness import images, nspawn, shell
+from pbs_harness import cgroups, images, nspawn, shell
 from pbs_harness.errors import PreconditionError
 from pbs_harness.localcluster import sshkeys, state
 from pbs_harness.localcluster.spec import ClusterSpec, HostSpec
@@ -125,7 +125,7 @@ def _login_account(rfs: Path, user: str, pub: str) -> None:
 
 
 def is_running(host: HostSpec) -> bool:
-    return nspawn.is_running(host.name)
+    return cgroups.is_running(host.name)
 
 
 def boot(spec: ClusterSpec, host: HostSpec, lowerdirs: list[Path], root: Path | None = None) -> None:
@@ -134,17 +134,17 @@ def boot(spec: ClusterSpec, host: HostSpec, lowerdirs: list[Path], root: Path | 
         return
     rfs = mount_root(host, lowerdirs, root)
     provision(spec, host, root)
-    nspawn.remove_cgroups(host.name, keep_top=True)  # what a crash left of the last boot's groups
+    cgroups.remove(host.name, keep_top=True)  # what a crash left of the last boot's groups
     nspawn.start(host.name, nspawn.boot_argv(rfs, host.name, host.netns), console_log(host, root))
 
 
 def crash(host: HostSpec) -> None:
-    nspawn.kill_all(host.name)
+    cgroups.kill_all(host.name, label=f"host {host.name}")
 
 
 def remove(host: HostSpec, root: Path | None = None) -> None:
     """Stop the host and remove its disk (the upper layer); the cached image stays."""
-    nspawn.kill_all(host.name)
-    nspawn.remove_cgroups(host.name)
+    cgroups.kill_all(host.name, label=f"host {host.name}")
+    cgroups.remove(host.name)
     images.umount(merged(host, root))
     shutil.rmtree(rootfs_dir(host, root), ignore_errors=True)
