@@ -119,3 +119,21 @@ def run_all(spec: ClusterSpec, ours: bool, root: Path | None = None) -> None:
     check_netns()
     check_other_clusters(spec, root)
     check_subnet(spec, ours)
+
+
+# systemd in each system host holds inotify instances (about 7 running, more while it boots), and
+# the kernel's default of 128 per user stops the 20th host or so: its systemd cannot watch its unit
+# files ("Failed to create inotify object: Too many open files") and sshd never starts.
+INOTIFY_INSTANCES = Path("/proc/sys/fs/inotify/max_user_instances")
+INOTIFY_INSTANCES_WANTED = 8192
+
+
+def ensure_inotify_instances(say: Callable[[str], None]) -> None:
+    """Raise fs.inotify.max_user_instances for system hosts (never lowers it; lasts until reboot)."""
+    current = int(INOTIFY_INSTANCES.read_text())
+    if current < INOTIFY_INSTANCES_WANTED:
+        INOTIFY_INSTANCES.write_text(str(INOTIFY_INSTANCES_WANTED))
+        say(
+            f"fs.inotify.max_user_instances raised from {current} to {INOTIFY_INSTANCES_WANTED}: "
+            "systemd in every system host holds some (sysctl; until this machine restarts)"
+        )

@@ -142,6 +142,7 @@ def up(
     network.ensure_bridge(spec)
     sshkeys.ensure_client_key(root)
     if spec.flavour == "system":
+        preflight.ensure_inotify_instances(progress)
         needs = openpbs_build.depends(Path(st.packages_dir)) if st.packages_dir else set()
         layer = images.host_layer_for(images.distribution(spec.image), needs, progress)
         wanted = [str(p) for p in layer.lowerdirs()]
