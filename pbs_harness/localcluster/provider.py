@@ -19,7 +19,7 @@ from typing import Any
 from pbs_harness import images, openpbs_build, project, shell
 from pbs_harness.backends.namespace import NamespaceHost
 from pbs_harness.backends.system import SystemHost
-from pbs_harness.errors import PreconditionError
+from pbs_harness.errors import PreconditionError, UnreachableError
 from pbs_harness.localcluster import hostsfile, login, network, preflight, registry, sshkeys, state
 from pbs_harness.localcluster.spec import ClusterSpec, HostSpec
 
@@ -166,6 +166,7 @@ def up(
             _prepare_host_disk(spec, host, root)
     sshkeys.write_client_files(spec, root)
     hosts = [backend(st, h, root) for h in spec.hosts]
+    found_running = set()
     for host in hosts:
         network.ensure_host_network(spec, host.spec)
         host.prepare()
@@ -173,12 +174,26 @@ def up(
             host.resume()
         if host.is_running():
             progress(f"host {host.name} {host.spec.ip}: running")
+            found_running.add(host.name)
         else:
             progress(f"host {host.name} {host.spec.ip}: booting")
             host.start()
     for host in hosts:  # booted together, waited for in turn
-        host.wait_ssh()
+        _wait_or_reboot(host, host.name in found_running, progress)
     return st
+
+
+def _wait_or_reboot(host: LocalHost, found_running: bool, progress: Progress) -> None:
+    """Wait for the host's sshd. A host `up` found running but silent (a boot that went wrong
+    earlier) is repaired: crashed and booted once more."""
+    try:
+        host.wait_ssh(timeout=10 if found_running else 30)
+    except UnreachableError:
+        if not found_running:
+            raise
+        progress(f"host {host.name} {host.spec.ip}: running but its sshd does not answer: booting it again")
+        host.crash()
+        host.boot()
 
 
 def backend(st: state.ClusterState, host: HostSpec, root: Path | None = None) -> LocalHost:
