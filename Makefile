@@ -20,7 +20,7 @@ OPENPBS   ?=
 IMAGE     ?= debian-12
 HOST_ARGS := --flavour $(FLAVOUR) $(if $(filter system,$(FLAVOUR)),--image $(IMAGE)) $(if $(OPENPBS),--openpbs $(OPENPBS))
 
-.PHONY: venv test unit lint acceptance down bench bench-suites bench-parallel clean
+.PHONY: venv test unit lint acceptance down bench bench-suites bench-parallel bench-flavours clean
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt pyproject.toml
 	python3 -m venv $(VENV)
@@ -68,6 +68,11 @@ bench-suites: venv
 # per cluster, each suite's slowest tests and what they wait on (reports/bench-parallel.json).
 bench-parallel: venv
 	$(PY) bench/bench_parallel.py --clusters $(CLUSTERS)
+
+# Namespace vs system hosts in one run: up + deploy, memory per host, acceptance wall time
+# (reports/bench-flavours.{json,md}). OPENPBS names the system hosts' OpenPBS.
+bench-flavours: venv
+	$(PY) bench/bench_flavours.py --openpbs $(OPENPBS) $(if $(filter-out auto,$(CLUSTERS)),--clusters $(CLUSTERS))
 
 clean:
 	rm -rf $(VENV) reports .pytest_cache .ruff_cache
