@@ -21,6 +21,7 @@ from pbs_harness.openpbs_source import PROVENANCE_FILE
 
 NAMESPACE = {
     "openpbs_install_method": "existing",
+    "openpbs_common_shared_etc": True,
     "openpbs_common_hosts_file": False,
     "openpbs_common_user_ssh_keys": False,
     "openpbs_mom_usecp": ["*:/home /home"],

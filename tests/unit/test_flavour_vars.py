@@ -51,6 +51,7 @@ def test_namespace_hosts_share_this_machines_openpbs_names_and_homes(tmp_path: P
     assert flavour_vars.host_vars(st) == {
         FLAVOUR_VAR: "namespace",
         "openpbs_install_method": "existing",
+        "openpbs_common_shared_etc": True,
         "openpbs_common_hosts_file": False,
         "openpbs_common_user_ssh_keys": False,
         "openpbs_mom_usecp": ["*:/home /home"],
