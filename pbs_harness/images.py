@@ -36,7 +36,7 @@ DEFAULT_CACHE = Path("/var/cache/pbs-harness")
 MIRROR_ENV = "PBS_HARNESS_DEBIAN_MIRROR"
 DEFAULT_MIRROR = "http://deb.debian.org/debian"
 # Bumped when what a recipe produces changes without its fields changing (the post-steps below).
-RECIPE_VERSION = 1
+RECIPE_VERSION = 2
 
 Progress = Callable[[str], None]
 
@@ -51,8 +51,10 @@ DISTRIBUTIONS = {d.name: d for d in (Distribution("debian-12", "bookworm"), Dist
 DEFAULT_DISTRIBUTION = "debian-12"
 
 # What a minimal cloud VM of the distribution offers: systemd as PID 1, sshd, Python for Ansible
-# (python3-apt for its apt module), sudo, and the network tools the harness's faults use.
+# (python3-apt for its apt module), sudo, the network tools the harness's faults use, and a host
+# firewall that lets only SSH in (HOST_FIREWALL) until the roles open it to the cluster.
 HOST_PACKAGES = (
+    "ufw",
     "systemd-sysv",
     "dbus",
     "openssh-server",
@@ -175,8 +177,13 @@ def distribution(name: str) -> Distribution:
         ) from None
 
 
+def base_layer(dist: Distribution) -> Layer:
+    """debootstrap's minimal system: what host and builder layers are made on, each apart."""
+    return Layer(dist, "base", ())
+
+
 def host_layer(dist: Distribution) -> Layer:
-    return Layer(dist, "host", tuple(sorted({*HOST_PACKAGES, *runtime_packages()})))
+    return Layer(dist, "host", tuple(sorted({*HOST_PACKAGES, *runtime_packages()})), parent=base_layer(dist))
 
 
 def installed(layer: Layer) -> set[str]:
@@ -204,7 +211,7 @@ def host_layer_for(dist: Distribution, needs: set[str], progress: Progress) -> L
 
 
 def builder_layer(dist: Distribution) -> Layer:
-    return Layer(dist, "builder", BUILD_PACKAGES, parent=host_layer(dist))
+    return Layer(dist, "builder", BUILD_PACKAGES, parent=base_layer(dist))
 
 
 @contextlib.contextmanager
@@ -246,18 +253,11 @@ def _debootstrap(layer: Layer, progress: Progress) -> None:
             "install it: apt-get install -y debootstrap",
         )
     progress(
-        f"image layer {layer.name}: debootstrap {layer.distribution.suite} with {len(layer.packages)} packages "
-        f"from {mirror()} (about a minute or two, once)"
+        f"image layer {layer.name}: debootstrap {layer.distribution.suite} from {mirror()} (about a minute, once)"
     )
     log = layer.path / "build.log"
-    argv = [
-        "debootstrap",
-        "--variant=minbase",
-        f"--include={','.join(sorted(layer.packages))}",
-        layer.distribution.suite,
-        str(layer.tree),
-        mirror(),
-    ]
+    include = [f"--include={','.join(sorted(layer.packages))}"] if layer.packages else []
+    argv = ["debootstrap", "--variant=minbase", *include, layer.distribution.suite, str(layer.tree), mirror()]
     res = shell.run(argv, timeout=1800)
     log.write_text(res.stdout + res.stderr)
     if not res.ok:
@@ -266,7 +266,6 @@ def _debootstrap(layer: Layer, progress: Progress) -> None:
             + "\n".join((res.stdout + res.stderr).strip().splitlines()[-8:]),
             f"check that {mirror()} is reachable from this machine ({MIRROR_ENV} names another mirror)",
         )
-    _make_generic(layer.tree)
 
 
 # Units a host has no use for in a container with no route out: they would only fail or wake up.
@@ -276,6 +275,15 @@ _MASKED_UNITS = (
     "apt-daily-upgrade.timer",
     "e2scrub_all.timer",
     "fstrim.timer",
+)
+
+
+# The host firewall of the image, as a hardened cloud image has it: incoming traffic dropped but
+# SSH, on at boot (ufw.service). The openpbs_common role lets the cluster's hosts through, as it must
+# on such VMs. ufw's modprobe of conntrack helpers has nothing to load in a container.
+HOST_FIREWALL = (
+    "ufw allow 22/tcp comment ssh && sed -i 's/^ENABLED=.*/ENABLED=yes/' /etc/ufw/ufw.conf "
+    "&& sed -i 's/^IPT_MODULES=.*/IPT_MODULES=\"\"/' /etc/default/ufw"
 )
 
 
@@ -345,8 +353,12 @@ def _derive(layer: Layer, progress: Progress) -> None:
             "set -e; export DEBIAN_FRONTEND=noninteractive; apt-get update -q; "
             f"apt-get install -y -q --no-install-recommends {pkgs}; apt-get clean"
         )
+        if layer.purpose == "host":
+            script += "; " + HOST_FIREWALL
         argv = [*run_argv(merged, network="host"), "/bin/sh", "-c", script]
         rc = nspawn.run(f"img-{layer.key[:12]}", argv, log, timeout=3600)
+        if rc == 0 and layer.purpose == "host":
+            _make_generic(merged)
     if rc != 0:
         raise PreconditionError(
             f"installing the packages of {layer.name} failed (rc={rc}); see {log}",
