@@ -29,7 +29,8 @@ def _cache_and_mirror(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 def test_a_layers_key_is_its_recipe_and_stays_the_same() -> None:
     layer = images.host_layer(BOOKWORM)
     assert layer.key == images.host_layer(BOOKWORM).key
-    assert images.Layer(BOOKWORM, "host", tuple(reversed(layer.packages))).key == layer.key  # order is no part
+    same_packages_reversed = images.Layer(BOOKWORM, "host", tuple(reversed(layer.packages)), parent=layer.parent)
+    assert same_packages_reversed.key == layer.key  # order is no part
     assert layer.recipe()["mirror"] == images.DEFAULT_MIRROR
     assert layer.name == f"debian-12-host-{layer.key[:12]}"
     assert layer.tree == Path(images.cache_dir()) / "images" / layer.name / "tree"
@@ -57,13 +58,21 @@ def test_a_changed_package_list_mirror_parent_or_distribution_is_another_layer(
     assert images.builder_layer(BOOKWORM).key != keys["builder"]
 
 
-def test_the_builder_layer_lies_on_the_host_layer() -> None:
+def test_the_host_and_builder_layers_lie_each_on_the_base_layer() -> None:
+    """A change of the hosts' packages never makes another builder (and so never rebuilds packages)."""
     builder = images.builder_layer(BOOKWORM)
     host = images.host_layer(BOOKWORM)
-    assert builder.parent == host
-    assert builder.recipe()["parent"] == host.key
-    assert builder.lowerdirs() == [builder.tree, host.tree]  # top first, as overlayfs wants
-    assert host.lowerdirs() == [host.tree]
+    base = images.base_layer(BOOKWORM)
+    assert builder.parent == base
+    assert host.parent == base
+    assert base.parent is None
+    assert base.packages == ()
+    assert builder.recipe()["parent"] == base.key
+    assert builder.lowerdirs() == [builder.tree, base.tree]  # top first, as overlayfs wants
+    assert host.lowerdirs() == [host.tree, base.tree]
+    more = images.Layer(BOOKWORM, "host", (*host.packages, "vim"), parent=base)
+    assert more.key != host.key
+    assert images.builder_layer(BOOKWORM).key == builder.key
 
 
 def test_the_host_layer_holds_openpbs_runtime_packages_from_the_install_role() -> None:
