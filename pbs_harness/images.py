@@ -252,9 +252,7 @@ def _debootstrap(layer: Layer, progress: Progress) -> None:
             "debootstrap is missing (it makes the system hosts' root filesystem)",
             "install it: apt-get install -y debootstrap",
         )
-    progress(
-        f"image layer {layer.name}: debootstrap {layer.distribution.suite} from {mirror()} (about a minute, once)"
-    )
+    progress(f"image layer {layer.name}: debootstrap {layer.distribution.suite} from {mirror()} (about a minute, once)")
     log = layer.path / "build.log"
     include = [f"--include={','.join(sorted(layer.packages))}"] if layer.packages else []
     argv = ["debootstrap", "--variant=minbase", *include, layer.distribution.suite, str(layer.tree), mirror()]
