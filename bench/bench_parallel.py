@@ -33,7 +33,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from pbs_harness.localcluster import capacity, fleet, hostproc, state  # noqa: E402 - after sys.path setup
+from pbs_harness import cgroups  # noqa: E402 - after sys.path setup
+from pbs_harness.localcluster import capacity, fleet, state  # noqa: E402
 
 HARNESS = [sys.executable, "-m", "pbs_harness"]
 SUITE_LINE = re.compile(r"^(\w+)\s+((?:\d+ \w+(?:, )?)+) in (\S+)$", re.M)
@@ -67,7 +68,7 @@ class Sampler(threading.Thread):
         self.cores: dict[str, list[float]] = {m.name: [] for m in members}
 
     def pids(self, index: int, member: fleet.Member) -> list[int]:
-        found = [pid for host in member.spec.hosts for pid in hostproc.pids(host)]
+        found = [pid for host in member.spec.hosts for pid in cgroups.pids(host.name)]
         for info in Path("/tmp").glob(f"pbs-harness-parallel-*/worker-gw{index}.json"):  # noqa: S108 - the controller's run dir
             with contextlib.suppress(OSError, ValueError, KeyError):
                 found.append(int(json.loads(info.read_text())["pid"]))

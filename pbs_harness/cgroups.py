@@ -20,8 +20,9 @@ from pbs_harness.waits import wait_until
 
 CGROUP_FS = Path("/sys/fs/cgroup")
 GROUP = "pbs-harness"
-# Seconds the kernel has to report a group frozen.
+# Seconds the kernel has to report a group frozen, and a crashed unit's processes gone.
 FREEZE_TIMEOUT = 10.0
+KILL_TIMEOUT = 10.0
 
 
 def _hierarchies() -> list[Path]:
@@ -99,7 +100,7 @@ def set_frozen(unit: str, frozen: bool, label: str | None = None) -> None:
         (top / "cgroup.freeze").write_text("1" if frozen else "0")
 
 
-def kill_all(unit: str, timeout: float = 10, label: str | None = None) -> None:
+def kill_all(unit: str, timeout: float | None = None, label: str | None = None) -> None:
     """Every process of the unit dies at once: freeze, SIGKILL each, thaw (nothing runs in between).
     `label` names the unit in errors (default: its name)."""
     if not is_running(unit):
@@ -109,6 +110,7 @@ def kill_all(unit: str, timeout: float = 10, label: str | None = None) -> None:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
     set_frozen(unit, False)
+    timeout = KILL_TIMEOUT if timeout is None else timeout
     wait_until(
         lambda: pids(unit),
         lambda left: not left,

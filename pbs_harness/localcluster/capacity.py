@@ -19,8 +19,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from pbs_harness import cgroups
 from pbs_harness.errors import PreconditionError
-from pbs_harness.localcluster import hostproc
 from pbs_harness.localcluster.spec import ClusterSpec
 
 # A host's daemons, sshd and init, idle: measured 4-9 MiB on a MoM-only host and ~66 MiB on the
@@ -110,5 +110,5 @@ def pss_mib(pids: Iterable[int], proc: Path = Path("/proc")) -> float:
 
 def measure_cluster_mib(spec: ClusterSpec) -> float | None:
     """What the running cluster's hosts use now, or None when none of its hosts runs."""
-    pids = [pid for host in spec.hosts for pid in hostproc.pids(host)]
+    pids = [pid for host in spec.hosts for pid in cgroups.pids(host.name)]
     return pss_mib(pids) if pids else None

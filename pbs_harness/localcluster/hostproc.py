@@ -1,8 +1,7 @@
-"""Process side of a namespaced host: boot it, crash it, freeze and thaw it.
+"""Booting a namespaced host (tini -> host-init.sh -> sshd), and waiting for any local host's sshd.
 
 Each host's processes live in its cgroups (pbs_harness.cgroups, pbs-harness/<host>), which give
-`pause` (freeze all at once), `crash` (freeze, SIGKILL every process, thaw: nothing runs in
-between) and an exact answer to "is this host running".
+pause, crash and an exact answer to "is this host running" (backends/local.py).
 """
 
 from __future__ import annotations
@@ -14,47 +13,22 @@ from importlib import resources
 from pathlib import Path
 
 from pbs_harness import cgroups
-from pbs_harness.errors import PreconditionError, UnreachableError
+from pbs_harness.errors import UnreachableError
 from pbs_harness.localcluster import state
 from pbs_harness.localcluster.spec import HostSpec
 from pbs_harness.waits import wait_until
 
 
-def cgroup_dir(host: HostSpec) -> Path:
-    """The host's freezer group (pbs_harness.cgroups: pbs-harness/<host>)."""
-    return cgroups.freezer_dir(host.name)
-
-
-def ensure_cgroup(host: HostSpec) -> Path:
-    cgroups.prepare(host.name)
-    return cgroup_dir(host)
-
-
-def pids(host: HostSpec) -> list[int]:
-    return cgroups.pids(host.name)
-
-
 def is_running(host: HostSpec) -> bool:
-    return bool(pids(host))
-
-
-def is_paused(host: HostSpec) -> bool:
-    return cgroups.is_frozen(host.name)
-
-
-def boot(host: HostSpec, timeout: float = 20, root: Path | None = None) -> None:
-    """Start the host's init (tini -> host-init.sh -> sshd) and wait until sshd answers.
-
-    `root`: the state directory of the host's cluster (default: $PBS_HARNESS_STATE_DIR or the default)."""
-    launch(host, root)
-    wait_ssh(host, timeout, root)
+    return cgroups.is_running(host.name)
 
 
 def launch(host: HostSpec, root: Path | None = None) -> None:
     """Start the host's init unless it runs, without waiting for its sshd (several hosts boot at once)."""
     if is_running(host):
         return
-    cg = ensure_cgroup(host)
+    cgroups.prepare(host.name)
+    cg = cgroups.freezer_dir(host.name)
     hdir = state.host_dir(host.name, root)
     init_script = resources.files("pbs_harness.localcluster").joinpath("host-init.sh")
     console = (hdir / "console.log").open("ab")
@@ -109,22 +83,3 @@ def wait_ssh(
             f"host {host.name} ({host.ip}): sshd did not answer within {timeout:.0f}s", f"see {log()}"
         ),
     )
-
-
-def crash(host: HostSpec, timeout: float = 10) -> None:
-    """Every process of the host dies at once (freeze, SIGKILL all, thaw)."""
-    cgroups.kill_all(host.name, timeout, label=f"host {host.name}")
-
-
-def pause(host: HostSpec) -> None:
-    if not is_running(host):
-        raise PreconditionError(f"host {host.name} is not running", f"boot it: pbs-harness cluster boot {host.name}")
-    cgroups.set_frozen(host.name, True, label=f"host {host.name}")
-
-
-def resume(host: HostSpec) -> None:
-    cgroups.set_frozen(host.name, False)
-
-
-def remove_cgroup(host: HostSpec) -> None:
-    cgroups.remove(host.name)

@@ -138,10 +138,6 @@ def boot(spec: ClusterSpec, host: HostSpec, lowerdirs: list[Path], root: Path | 
     nspawn.start(host.name, nspawn.boot_argv(rfs, host.name, host.netns), console_log(host, root))
 
 
-def crash(host: HostSpec) -> None:
-    cgroups.kill_all(host.name, label=f"host {host.name}")
-
-
 def remove(host: HostSpec, root: Path | None = None) -> None:
     """Stop the host and remove its disk (the upper layer); the cached image stays."""
     cgroups.kill_all(host.name, label=f"host {host.name}")

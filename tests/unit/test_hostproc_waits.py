@@ -8,9 +8,10 @@ from pathlib import Path
 import pytest
 
 from pbs_harness import cgroups
+from pbs_harness.backends.namespace import NamespaceHost
 from pbs_harness.errors import UnreachableError
 from pbs_harness.localcluster import hostproc
-from pbs_harness.localcluster.spec import HostSpec
+from pbs_harness.localcluster.spec import ClusterSpec, HostSpec
 
 HOST = HostSpec(name="tst01", ip="192.0.2.1", index=1)
 
@@ -42,6 +43,10 @@ def test_wait_ssh_stops_at_once_when_the_host_died(monkeypatch: pytest.MonkeyPat
         hostproc.wait_ssh(HOST, timeout=30)
 
 
+def namespace_host() -> NamespaceHost:
+    return NamespaceHost(ClusterSpec(prefix="tst", subnet="192.168.71.0/24", host_count=1), HOST, Path("/nonexistent"))
+
+
 def test_crash_names_the_processes_that_survived(monkeypatch: pytest.MonkeyPatch) -> None:
     """FAKE: the cgroup reads (a process 4242 that never leaves its group) and os.kill."""
     killed: list[int] = []
@@ -49,8 +54,9 @@ def test_crash_names_the_processes_that_survived(monkeypatch: pytest.MonkeyPatch
     monkeypatch.setattr(cgroups, "remove", lambda unit, keep_top=False: None)
     monkeypatch.setattr(cgroups, "pids", lambda unit: [4242])
     monkeypatch.setattr(cgroups.os, "kill", lambda pid, sig: killed.append(pid))
+    monkeypatch.setattr(cgroups, "KILL_TIMEOUT", 0.2)
     with pytest.raises(UnreachableError) as err:
-        hostproc.crash(HOST, timeout=0.2)
+        namespace_host().crash()
     assert killed == [4242]
     assert err.value.message == "host tst01: processes survived SIGKILL: [4242]"
 
@@ -62,11 +68,11 @@ def test_crash_returns_once_the_processes_are_gone(monkeypatch: pytest.MonkeyPat
     monkeypatch.setattr(cgroups, "remove", lambda unit, keep_top=False: None)
     monkeypatch.setattr(cgroups, "pids", lambda unit: left.pop(0) if len(left) > 1 else left[0])
     monkeypatch.setattr(cgroups.os, "kill", lambda pid, sig: None)
-    hostproc.crash(HOST, timeout=5)
+    namespace_host().crash()
 
 
 def test_wait_frozen_names_the_host(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """FAKE: a v1 freezer hierarchy in tmp_path whose group stays FREEZING, then FROZEN."""
+    """FAKE: a v1 freezer hierarchy in tmp_path whose group stays FREEZING."""
     (tmp_path / "freezer").mkdir()
     monkeypatch.setattr(cgroups, "CGROUP_FS", tmp_path)
     monkeypatch.setattr(cgroups, "FREEZE_TIMEOUT", 0.2)
@@ -76,4 +82,4 @@ def test_wait_frozen_names_the_host(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     (group / "freezer.state").write_text("FREEZING\n")
     monkeypatch.setattr(Path, "write_text", lambda self, text: len(text))  # the kernel would change the state
     with pytest.raises(UnreachableError, match=r"^host tst01 did not freeze within 0.2s$"):
-        hostproc.pause(HOST)
+        namespace_host().pause()
