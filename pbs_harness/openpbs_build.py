@@ -57,7 +57,7 @@ class PackageSet:
         return self.provenance.version
 
     def file(self, kind: str) -> str:
-        return self.provenance.packages[kind]
+        return self.provenance.package_kinds[kind]
 
 
 def depends(packages: Path) -> set[str]:
@@ -76,7 +76,7 @@ def depends(packages: Path) -> set[str]:
     return names
 
 
-def _provenance(source: Source, folder: Path, built_in: str | None) -> Provenance:
+def _provenance(source: Source, folder: Path, build_image: str | None) -> Provenance:
     found = package_files(sorted(p.name for p in folder.iterdir()))
     missing = [name for name in ("openpbs-server", "openpbs-execution", "openpbs-client") if name not in found]
     if missing:
@@ -90,14 +90,17 @@ def _provenance(source: Source, folder: Path, built_in: str | None) -> Provenanc
             f"{folder} mixes OpenPBS versions {', '.join(sorted(versions))}", "keep one version's packages in it"
         )
     kinds = {KINDS.get(name, name.removeprefix("openpbs-")): file for name, (file, _) in found.items()}
-    return Provenance(source.form, source.path.name, source.sha256, source.commit, versions.pop(), kinds, built_in)
+    return Provenance(source.form, source.path.name, source.sha256, source.commit, versions.pop(), kinds, build_image)
 
 
 def _load(folder: Path) -> PackageSet | None:
     record = folder / PROVENANCE_FILE
     if not record.is_file():
         return None
-    return PackageSet(folder, Provenance(**json.loads(record.read_text())))
+    try:
+        return PackageSet(folder, Provenance.from_json(json.loads(record.read_text())))
+    except (ValueError, TypeError):
+        return None  # a record of another format: made again
 
 
 def _save(folder: Path, provenance: Provenance) -> PackageSet:

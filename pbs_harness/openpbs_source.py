@@ -13,13 +13,14 @@ import re
 import subprocess
 import tarfile
 import zipfile
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 from pbs_harness.errors import PreconditionError
 
 BUILD_SCRIPT = "ci/etc/build-pbs-packages.sh"
 PROVENANCE_FILE = "openpbs-source.json"
+SOURCE_FORMAT = "pbs-harness/openpbs-source/1"
 # Package name -> the kind of host that gets it (role openpbs_install's openpbs_install_kind).
 KINDS = {"openpbs-server": "server", "openpbs-execution": "execution", "openpbs-client": "client"}
 _DEB = re.compile(r"^(openpbs-(?:server|execution|client|ptl))_([^_]+)_[^_]+\.deb$")
@@ -47,19 +48,26 @@ class Source:
 
 @dataclass
 class Provenance:
-    """Where the packages a cluster runs came from; written beside them as openpbs-source.json and
-    onto each host at deploy, read back by the conformance report."""
+    """Where the packages a cluster runs came from: written beside them as openpbs-source.json and
+    copied onto each host at deploy, where the conformance report reads it back
+    (pbs_harness/conformance/provenance.py reads the same format, SOURCE_FORMAT)."""
 
-    form: str
-    name: str
+    form: str  # zip | packages | archive | tree
+    archive: str  # the --openpbs file or folder name
     sha256: str
     commit: str | None
     version: str
-    packages: dict[str, str] = field(default_factory=dict)  # kind (server, execution, client, ptl) -> file
-    built_in: str | None = None  # the image layer a source was built in
+    package_kinds: dict[str, str] = field(default_factory=dict)  # server, execution, client, ptl -> file
+    build_image: str | None = None  # the image layer a source was built in
 
     def to_json(self) -> dict:
-        return asdict(self)
+        return {"format": SOURCE_FORMAT, **asdict(self), "packages": sorted(self.package_kinds.values())}
+
+    @classmethod
+    def from_json(cls, data: dict) -> Provenance:
+        if data.get("format") != SOURCE_FORMAT:
+            raise ValueError(f"not a {SOURCE_FORMAT} record")
+        return cls(**{f.name: data.get(f.name) for f in fields(cls)})
 
 
 def sha256_file(path: Path) -> str:

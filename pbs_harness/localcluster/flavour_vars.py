@@ -43,7 +43,7 @@ def _packages(st: ClusterState) -> dict[str, Any]:
             "bring the cluster up again with --openpbs PATH (pbs-harness up --flavour system --openpbs ...)",
         )
     provenance = json.loads(record.read_text())
-    files = {kind: provenance["packages"][kind] for kind in ("server", "execution", "client")}
+    files = {kind: provenance["package_kinds"][kind] for kind in ("server", "execution", "client")}
     return {
         "openpbs_install_method": "packages",
         "openpbs_install_packages_dir": str(folder),

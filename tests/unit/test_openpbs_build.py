@@ -63,12 +63,12 @@ def test_a_folder_of_packages_is_used_where_it_is_with_its_provenance(tmp_path: 
     assert packages.path == folder.resolve()
     assert packages.provenance == Provenance(
         form="packages",
-        name="debs",
+        archive="debs",
         sha256=source.sha256,
         commit=None,
         version=VERSION,
-        packages={k: deb(k) for k in ("server", "execution", "client", "ptl")},
-        built_in=None,
+        package_kinds={k: deb(k) for k in ("server", "execution", "client", "ptl")},
+        build_image=None,
     )
     assert packages.file("execution") == deb("execution")
     assert not cache.exists()  # nothing copied into the cache
@@ -119,7 +119,7 @@ def test_a_zip_is_unpacked_into_the_cache_once_and_found_there_again(
     said: list[str] = []
     first = openpbs_build.ensure(source, DIST, said.append)
     assert first.path == cache / "packages" / f"{source.sha256[:16]}-zip"
-    assert (first.provenance.form, first.provenance.name, first.version) == ("zip", "release.zip", VERSION)
+    assert (first.provenance.form, first.provenance.archive, first.version) == ("zip", "release.zip", VERSION)
     assert json.loads((first.path / PROVENANCE_FILE).read_text()) == first.provenance.to_json()
 
     monkeypatch.setattr(openpbs_build, "_unzip", tripwire("unzip again"))
@@ -135,7 +135,7 @@ def test_an_interrupted_unpacking_is_done_again(tmp_path: Path, cache: Path) -> 
     (folder / "junk.part").write_bytes(b"")
     packages = openpbs_build.ensure(source, DIST, print)
     assert not (folder / "junk.part").exists()
-    assert set(packages.provenance.packages) == {"server", "execution", "client"}
+    assert set(packages.provenance.package_kinds) == {"server", "execution", "client"}
 
 
 # --- a source: built once, then found in the cache --------------------------------------------
@@ -185,12 +185,12 @@ def test_a_source_is_built_in_the_builder_layer_and_recorded(
     layer = images.builder_layer(DIST)
     assert ensured == [layer.name]
     assert packages.path == cache / "packages" / f"{source.sha256[:16]}-{layer.name}"
-    assert (packages.provenance.form, packages.provenance.commit, packages.provenance.built_in) == (
+    assert (packages.provenance.form, packages.provenance.commit, packages.provenance.build_image) == (
         "archive",
         "ab" * 20,
         layer.name,
     )
-    assert json.loads((packages.path / PROVENANCE_FILE).read_text())["built_in"] == layer.name
+    assert json.loads((packages.path / PROVENANCE_FILE).read_text())["build_image"] == layer.name
 
 
 def test_an_archive_is_unpacked_without_its_top_folder_and_a_tree_is_built_where_it_is(tmp_path: Path) -> None:
