@@ -108,8 +108,9 @@ class Provenance:
 def script(prefix: str) -> str:
     """One shell command printing every record of the host, each after a `--- <section>` line."""
     return (
-        f"echo '--- json'; cat {prefix}/{SOURCE_JSON} 2>/dev/null; "
-        f"echo '--- stamp'; cat {prefix}/{STAMP} 2>/dev/null; "
+        # `echo` after each file: a record without a final newline must not run into the next header.
+        f"echo '--- json'; cat {prefix}/{SOURCE_JSON} 2>/dev/null; echo; "
+        f"echo '--- stamp'; cat {prefix}/{STAMP} 2>/dev/null; echo; "
         "echo '--- dpkg'; dpkg-query -W -f '${Package}\\t${Version}\\t${db:Status-Status}\\n' 'openpbs*' 2>/dev/null; "
         "echo '--- rpm'; rpm -qa --qf '%{NAME}\\t%{VERSION}-%{RELEASE}\\tinstalled\\n' 'openpbs*' 2>/dev/null; "
         "true"
