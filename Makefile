@@ -13,7 +13,7 @@ CLUSTERS  ?= auto
 # (with PBS_HARNESS_STATE_DIR set) for clusters of their own beside another checkout's.
 UP_ARGS   ?=
 
-.PHONY: venv test unit lint acceptance down bench bench-suites bench-parallel clean
+.PHONY: venv test unit lint acceptance down bench bench-suites bench-parallel bench-ptl clean
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt pyproject.toml
 	python3 -m venv $(VENV)
@@ -61,6 +61,16 @@ bench-suites: venv
 # per cluster, each suite's slowest tests and what they wait on (reports/bench-parallel.json).
 bench-parallel: venv
 	$(PY) bench/bench_parallel.py --clusters $(CLUSTERS)
+
+# OpenPBS's own PTL files for the four features, unmodified, on a harness cluster, then our suites on
+# the same cluster: reports/bench-ptl.json and .md with the wall-time ratio (docs/ptl.md).
+# OPENPBS_SOURCE: the source the cluster's OpenPBS was built from (.tar.gz or tree). PTL_ARGS: e.g.
+# "--state-dir /var/lib/pbs-harness/pt --name-prefix pt --subnet 10.83.0.0/24", "--features admin_suspend",
+# "--limit 2" (a sample: the first 2 tests of each PTL group).
+OPENPBS_SOURCE ?=
+PTL_ARGS  ?=
+bench-ptl: venv
+	$(PY) bench/bench_ptl.py $(if $(OPENPBS_SOURCE),--source $(OPENPBS_SOURCE)) $(PTL_ARGS)
 
 clean:
 	rm -rf $(VENV) reports .pytest_cache .ruff_cache

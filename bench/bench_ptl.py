@@ -36,10 +36,11 @@ sys.path.insert(0, str(ROOT))
 from pbs_harness import inventory  # noqa: E402 - after sys.path setup
 from pbs_harness.cluster import Cluster  # noqa: E402
 from pbs_harness.localcluster import state  # noqa: E402
-from pbs_harness.ptl import accounts, install, report, results, runner, selection, site  # noqa: E402
+from pbs_harness.ptl import accounts, install, mapping, report, results, runner, selection, site  # noqa: E402
 
 HARNESS = [sys.executable, "-m", "pbs_harness"]
 OUT_DIR = ROOT / "reports" / "bench-ptl"
+UNMAPPED: list[str] = []  # PTL tests of the source with no row in the mapping (docs/suites/*.md)
 
 
 def say(msg: str) -> None:
@@ -132,6 +133,15 @@ def run_ptl(cluster: Cluster, where: site.PtlSite, args: argparse.Namespace) -> 
         text = runner.fetch(cluster.server, where.tests_dir / ptl_file.path)
         if text is None:
             sys.exit(f"{where.tests_dir / ptl_file.path} is missing on {where.server}")
+        chosen = [
+            t.name
+            for t in selection.read_tests(text, ptl_file.test_class)
+            if not ptl_file.tests or t.name in ptl_file.tests
+        ]
+        missing = mapping.unmapped(chosen, (ROOT / "docs" / "suites" / f"{ptl_file.feature}.md").read_text())
+        if missing:
+            say(f"WARNING {ptl_file.path}: no row in docs/suites/{ptl_file.feature}.md for {', '.join(missing)}")
+        UNMAPPED.extend(f"{ptl_file.path}::{t}" for t in missing)
         outcomes: list[results.Outcome] = []
         asked, wall = 0, 0.0
         for whole in selection.groups(ptl_file, text):
@@ -250,6 +260,7 @@ def main() -> int:
         "machine": f"{os.cpu_count()} cores; one run, PTL then ours, on the same cluster",
         "PTL phase wall (with account set-up)": f"{ptl_wall:.0f} s",
         "sample": f"first {args.limit} tests of each group" if args.limit else "every selected test",
+        "PTL tests without a row in docs/suites/*.md": ", ".join(UNMAPPED) or "none",
     }
     data = {"meta": meta, "ratio_ptl_over_ours": report.ratios(files, suites), "files": report.rows(files, suites)}
     args.out.parent.mkdir(parents=True, exist_ok=True)
