@@ -28,7 +28,7 @@ import subprocess
 import sys
 import time
 from dataclasses import asdict
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -36,7 +36,7 @@ sys.path.insert(0, str(ROOT))
 from pbs_harness import inventory  # noqa: E402 - after sys.path setup
 from pbs_harness.cluster import Cluster  # noqa: E402
 from pbs_harness.localcluster import state  # noqa: E402
-from pbs_harness.ptl import accounts, install, mapping, report, results, runner, selection, site  # noqa: E402
+from pbs_harness.ptl import accounts, install, mapping, report, restore, results, runner, selection, site  # noqa: E402
 
 HARNESS = [sys.executable, "-m", "pbs_harness"]
 OUT_DIR = ROOT / "reports" / "bench-ptl"
@@ -145,7 +145,7 @@ def run_ptl(cluster: Cluster, where: site.PtlSite, args: argparse.Namespace) -> 
         outcomes: list[results.Outcome] = []
         asked, wall = 0, 0.0
         for whole in selection.groups(ptl_file, text):
-            group = selection.Group(whole.file, whole.num_moms, whole.tests[: args.limit or None])
+            group = selection.Group(whole.file, whole.num_moms, whole.tests[: args.limit.get(ptl_file.feature)])
             run = runner.group_run(where, run_id, group)
             say(f"PTL {ptl_file.path}: {len(group.tests)} tests on {group.num_moms} moms ({run.dir})")
             body = runner.script(where, run, group)
@@ -161,7 +161,7 @@ def run_ptl(cluster: Cluster, where: site.PtlSite, args: argparse.Namespace) -> 
             log = runner.fetch(cluster.server, run.out)
             if log:
                 (OUT_DIR / "ptl" / f"{run.name}.log.gz").write_bytes(gzip.compress(log.encode()))
-        out.append(report.file_result(ptl_file.feature, ptl_file.path, asked, outcomes, wall))
+        out.append(report.file_result(ptl_file.feature, ptl_file.path, asked, outcomes, wall, in_file=len(chosen)))
         (OUT_DIR / "ptl-files.json").write_text(json.dumps([asdict(f) for f in out], indent=2) + "\n")
     return out
 
@@ -213,25 +213,49 @@ def ptl_phase(
             accounts_text = _archive_member(src.path, accounts.ACCOUNTS_FILE)
         wanted = accounts.parse(accounts_text)
         start = time.monotonic()
+        prefix = PurePosixPath(str(cluster.prefix))
+        before = restore.snapshot(cluster.moms, prefix)
         try:
             with_accounts(cluster, wanted)
             files = run_ptl(cluster, where, args)
         finally:
+            for line in restore.revert(cluster.moms, cluster.server, before, prefix, where.bin_dir):
+                say(f"after PTL: {line}")
             drop_accounts(cluster)
         return src, files, time.monotonic() - start
     finally:
         cluster.close()
 
 
+def limits(text: str) -> dict[str, int | None]:
+    """`--limit 2` or `--limit reliable_startup=3,ramp_down=2`: tests per PTL group by feature (None: all)."""
+    if text.isdigit():
+        return dict.fromkeys(selection.FEATURES, int(text) or None)
+    out: dict[str, int | None] = {}
+    for item in text.split(","):
+        feature, _, count = item.partition("=")
+        if feature not in selection.FEATURES or not count.isdigit():
+            raise argparse.ArgumentTypeError(
+                f"{item!r}: expected FEATURE=N with FEATURE one of {', '.join(selection.FEATURES)}"
+            )
+        out[feature] = int(count) or None
+    return out
+
+
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
     parser.add_argument("--state-dir", help="the cluster's state directory (as for pbs-harness up)")
     parser.add_argument("--name-prefix", help="host-name prefix of the cluster")
     parser.add_argument("--subnet", help="subnet of the cluster")
     parser.add_argument("--hosts", type=int, help="hosts of the cluster (PTL's files need at most 5 moms)")
     parser.add_argument("--source", default=os.environ.get("OPENPBS_SOURCE"), help="OpenPBS source of the cluster")
     parser.add_argument("--features", default=",".join(selection.FEATURES), help="comma-separated (default: all four)")
-    parser.add_argument("--limit", type=int, default=0, help="run only the first N tests of each PTL group (a sample)")
+    parser.add_argument(
+        "--limit",
+        type=limits,
+        default={},
+        help="a sample: N (the first N tests of every PTL group) or FEATURE=N,... (of those features' groups)",
+    )
     parser.add_argument("--skip-ours", action="store_true", help="PTL only")
     parser.add_argument("--out", type=Path, default=ROOT / "reports" / "bench-ptl.json")
     args = parser.parse_args()
@@ -259,7 +283,8 @@ def main() -> int:
         "PTL": f"{where.bin_dir}/pbs_benchpress ({install.NOSE_FORK}), CLI mode (no SWIG pbs_ifl, as packaged)",
         "machine": f"{os.cpu_count()} cores; one run, PTL then ours, on the same cluster",
         "PTL phase wall (with account set-up)": f"{ptl_wall:.0f} s",
-        "sample": f"first {args.limit} tests of each group" if args.limit else "every selected test",
+        "sample": ", ".join(f"{k}: first {v} tests of each group" for k, v in args.limit.items() if v)
+        or "every selected test",
         "PTL tests without a row in docs/suites/*.md": ", ".join(UNMAPPED) or "none",
     }
     data = {"meta": meta, "ratio_ptl_over_ours": report.ratios(files, suites), "files": report.rows(files, suites)}

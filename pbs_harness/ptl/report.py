@@ -24,8 +24,16 @@ class FileResult:
     ptl_skipped: int
     ptl_seconds: float
     ptl_not_run: int = 0
+    ptl_tests_in_file: int = 0  # the file's selected tests; more than ptl_tests when a sample ran
     failures: list[dict[str, str]] = field(default_factory=list)  # test, status, first line of the reason
     skips: list[dict[str, str]] = field(default_factory=list)
+
+    @property
+    def full_estimate(self) -> float:
+        """Seconds the whole file would take, in proportion to the sample that ran (= ptl_seconds when whole)."""
+        if not self.ptl_tests or self.ptl_tests >= self.ptl_tests_in_file:
+            return self.ptl_seconds
+        return round(self.ptl_seconds * self.ptl_tests_in_file / self.ptl_tests, 1)
 
 
 @dataclass(frozen=True)
@@ -64,7 +72,9 @@ def first_line(text: str, width: int = 240) -> str:
     return line[:width]
 
 
-def file_result(feature: str, ptl_file: str, asked: int, outcomes: Iterable[Outcome], seconds: float) -> FileResult:
+def file_result(
+    feature: str, ptl_file: str, asked: int, outcomes: Iterable[Outcome], seconds: float, *, in_file: int = 0
+) -> FileResult:
     outs = list(outcomes)
     failed = [o for o in outs if o.count == "failed"]
     skipped = [o for o in outs if o.count == "skipped"]
@@ -77,6 +87,7 @@ def file_result(feature: str, ptl_file: str, asked: int, outcomes: Iterable[Outc
         ptl_skipped=len(skipped),
         ptl_seconds=round(seconds, 1),
         ptl_not_run=max(0, asked - len(outs)),
+        ptl_tests_in_file=max(in_file, asked),
         failures=[{"test": o.test, "status": o.status, "reason": first_line(o.reason)} for o in failed],
         skips=[{"test": o.test, "reason": first_line(o.reason)} for o in skipped],
     )
@@ -99,6 +110,8 @@ def rows(files: list[FileResult], suites: dict[str, SuiteResult]) -> list[dict[s
                 "ours_passed": s.passed if s else None,
                 "ours_seconds": s.seconds if s else None,
                 "ptl_not_run": f.ptl_not_run,
+                "ptl_tests_in_file": f.ptl_tests_in_file,
+                "ptl_seconds_full_estimate": f.full_estimate,
                 "ours_xfailed": s.xfailed if s else None,
                 "ours_failed": s.failed if s else None,
                 "ptl_failures": f.failures,
@@ -108,12 +121,13 @@ def rows(files: list[FileResult], suites: dict[str, SuiteResult]) -> list[dict[s
     return out
 
 
-def ratios(files: list[FileResult], suites: dict[str, SuiteResult]) -> dict[str, float | None]:
-    """PTL seconds / ours seconds per feature and overall (features that both sides ran)."""
+def ratios(files: list[FileResult], suites: dict[str, SuiteResult], full: bool = False) -> dict[str, float | None]:
+    """PTL seconds / ours seconds per feature and overall (features that both sides ran); with `full`,
+    PTL's seconds estimated for the whole files from the sample that ran."""
     out: dict[str, float | None] = {}
     total_ptl = total_ours = 0.0
     for feature in dict.fromkeys(f.feature for f in files):
-        ptl = sum(f.ptl_seconds for f in files if f.feature == feature)
+        ptl = sum(f.full_estimate if full else f.ptl_seconds for f in files if f.feature == feature)
         suite = suites.get(feature)
         if suite and suite.seconds > 0:
             out[feature] = round(ptl / suite.seconds, 2)
@@ -130,42 +144,51 @@ def _minutes(seconds: float | None) -> str:
 
 
 def markdown(files: list[FileResult], suites: dict[str, SuiteResult], meta: dict[str, str]) -> str:
-    ratio = ratios(files, suites)
+    ratio, full = ratios(files, suites), ratios(files, suites, full=True)
+    sampled = any(f.ptl_tests < f.ptl_tests_in_file for f in files)
     lines = [
         "# PTL side by side (`make bench-ptl`)",
         "",
         *(f"- {k}: {v}" for k, v in meta.items()),
         "",
-        "| feature | PTL file | PTL tests | passed | failed | skipped | not run | PTL wall |",
+        "| feature | PTL file | PTL tests run (of) | passed | failed | skipped | not run | PTL wall |",
         "|---|---|---:|---:|---:|---:|---:|---:|",
     ]
     for f in files:
         lines.append(
-            f"| {f.feature} | {f.ptl_file} | {f.ptl_tests} | {f.ptl_passed} | {f.ptl_failed} | {f.ptl_skipped} "
-            f"| {f.ptl_not_run} | {_minutes(f.ptl_seconds)} |"
+            f"| {f.feature} | {f.ptl_file} | {f.ptl_tests} ({f.ptl_tests_in_file}) | {f.ptl_passed} | {f.ptl_failed} "
+            f"| {f.ptl_skipped} | {f.ptl_not_run} | {_minutes(f.ptl_seconds)} |"
         )
     lines += [
         "",
-        "| feature | PTL tests (files) | PTL wall | our tests | passed | xfailed | failed | our wall "
-        "| ratio PTL/ours |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| feature | PTL tests run (files) | PTL wall | our tests | passed | xfailed | failed | our wall "
+        "| ratio PTL/ours | whole PTL files, estimated | ratio, estimated |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for feature in dict.fromkeys(f.feature for f in files):
         mine = [f for f in files if f.feature == feature]
         s = suites.get(feature)
         ours = (f"{s.tests} | {s.passed} | {s.xfailed} | {s.failed} | {_minutes(s.seconds)}" if s
                 else "- | - | - | - | -")  # fmt: skip
-        r = ratio.get(feature)
+        r, rf = ratio.get(feature), full.get(feature)
         lines.append(
             f"| {feature} | {sum(f.ptl_tests for f in mine)} ({len(mine)}) "
-            f"| {_minutes(sum(f.ptl_seconds for f in mine))} | {ours} | {'-' if r is None else r} |"
+            f"| {_minutes(sum(f.ptl_seconds for f in mine))} | {ours} | {'-' if r is None else r} "
+            f"| {_minutes(sum(f.full_estimate for f in mine))} | {'-' if rf is None else rf} |"
         )
     total_ours = sum(s.seconds for s in suites.values() if s.feature in ratio and ratio[s.feature] is not None)
     total_ptl = sum(f.ptl_seconds for f in files if ratio.get(f.feature) is not None)
     lines += [
         "",
-        f"Whole run: PTL {_minutes(total_ptl)}, ours {_minutes(total_ours)}, ratio PTL/ours **{ratio['all']}**.",
+        f"Whole run: PTL {_minutes(total_ptl)}, ours {_minutes(total_ours)}, ratio PTL/ours **{ratio['all']}**"
+        + (f"; with PTL's whole files estimated from the sample, **{full['all']}**." if sampled else "."),
     ]
+    if sampled:
+        lines += [
+            "",
+            "A sample ran (`--limit`): the estimate scales each file's measured wall by its selected tests over "
+            "the tests that ran, set-up included; our suites always run whole.",
+        ]
     failing = [(f, x) for f in files for x in f.failures]
     if failing:
         lines += [

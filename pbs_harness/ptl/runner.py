@@ -122,14 +122,21 @@ def run_group(
         f"setsid nohup bash {run.script} > {run.out} 2>&1 < /dev/null & echo $! > {run.pid}",
         timeout=30,
     )
+    reported = "0"
     try:
         while time.monotonic() - start < time_limit:
             res = host.run(f"cat {run.rc} 2>/dev/null", timeout=30)
             if res.ok and res.stdout.strip():
                 return int(res.stdout.strip()), time.monotonic() - start
             time.sleep(POLL_SECONDS)
-            done = host.run(f"grep -cE ' INFO +(ok|FAIL|ERROR|SKIP)' {run.out} 2>/dev/null", timeout=30).stdout.strip()
-            progress(f"{run.name}: {done or 0} tests done, {time.monotonic() - start:.0f}s")
+            # PTL logs each finished test's verdict on a line of its own: ok, FAILED, ERROR, SKIPPED, TIMEDOUT.
+            done = (
+                host.run(f"grep -cE ' INFO +(ok|FAILED|ERROR|SKIPPED|TIMEDOUT)$' {run.out}", timeout=30).stdout.strip()
+                or "0"
+            )
+            if done != reported:
+                progress(f"{run.name}: {done} tests done, {time.monotonic() - start:.0f}s")
+                reported = done
         kill(host, run)
         return None, time.monotonic() - start
     except BaseException:

@@ -165,7 +165,7 @@ def _files() -> list[report.FileResult]:
     outs = results.parse(json.dumps(RESULTS))
     return [
         report.file_result("admin_suspend", "functional/pbs_admin_suspend.py", 6, outs, 600.0),
-        report.file_result("ramp_down", "functional/pbs_node_rampdown.py", 2, [], 100.0),
+        report.file_result("ramp_down", "functional/pbs_node_rampdown.py", 2, [], 100.0, in_file=4),
         report.file_result("ramp_down", "functional/pbs_node_rampdown_keep_select.py", 1, [], 200.0),
     ]
 
@@ -188,7 +188,11 @@ def test_each_ptl_file_is_one_row_with_its_feature_suite_s_figures_and_the_ratio
         "reason": "AssertionError: not found",
     }
     assert rows[1]["ours_seconds"] == rows[2]["ours_seconds"] == 600.0
-    assert report.ratios(_files(), suites) == {"admin_suspend": 2.0, "ramp_down": 0.5, "all": round(900 / 900, 2)}
+    assert report.ratios(_files(), suites) == {"admin_suspend": 2.0, "ramp_down": 0.5, "all": 1.0}
+    # pbs_node_rampdown.py ran 2 of its 4 tests in 100 s: 200 s estimated for the whole file.
+    assert rows[1]["ptl_seconds_full_estimate"] == 200.0
+    assert report.ratios(_files(), suites, full=True) == {"admin_suspend": 2.0, "ramp_down": round(400 / 600, 2),
+                                                          "all": round(1000 / 900, 2)}  # fmt: skip
 
 
 def test_a_feature_whose_suite_did_not_run_has_no_ratio_and_is_left_out_of_the_whole() -> None:
@@ -202,9 +206,11 @@ def test_the_markdown_table_gives_the_ratio_failures_and_skips() -> None:
     suites = {"admin_suspend": report.SuiteResult("admin_suspend", 26, 25, 1, 0, 0, 300.0)}
     md = report.markdown(_files(), suites, {"cluster": "pt: 6 hosts"})
     assert "- cluster: pt: 6 hosts" in md
-    assert "| admin_suspend | functional/pbs_admin_suspend.py | 6 | 1 | 3 | 1 | 1 | 600 s (10.0 min) |" in md
-    assert "| admin_suspend | 6 (1) | 600 s (10.0 min) | 26 | 25 | 1 | 0 | 300 s (5.0 min) | 2.0 |" in md
-    assert "| ramp_down | 3 (2) | 300 s (5.0 min) | - | - | - | - | - | - |" in md
-    assert "ratio PTL/ours **2.0**" in md
+    assert "| admin_suspend | functional/pbs_admin_suspend.py | 6 (6) | 1 | 3 | 1 | 1 | 600 s (10.0 min) |" in md
+    assert "| ramp_down | functional/pbs_node_rampdown.py | 2 (4) | 0 | 0 | 0 | 2 | 100 s (1.7 min) |" in md
+    whole = "| admin_suspend | 6 (1) | 600 s (10.0 min) | 26 | 25 | 1 | 0 | 300 s (5.0 min) | 2.0 "
+    assert whole + "| 600 s (10.0 min) | 2.0 |" in md
+    assert "| ramp_down | 3 (2) | 300 s (5.0 min) | - | - | - | - | - | - | 400 s (6.7 min) | - |" in md
+    assert "ratio PTL/ours **2.0**; with PTL's whole files estimated from the sample, **2.0**." in md
     assert "| functional/pbs_admin_suspend.py | test_cmd_perm | FAIL | `AssertionError: not found` |" in md
     assert "| functional/pbs_admin_suspend.py | test_list_jobs_1 | `test supported only in CLI mode` |" in md

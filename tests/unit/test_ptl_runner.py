@@ -18,7 +18,7 @@ import pytest
 
 from pbs_harness.errors import PreconditionError
 from pbs_harness.inventory import parse
-from pbs_harness.ptl import accounts, install, runner, selection, site
+from pbs_harness.ptl import accounts, install, restore, runner, selection, site
 from pbs_harness.transport import CommandResult
 
 UPSTREAM_LINES = """\
@@ -279,3 +279,40 @@ def test_ptl_is_built_from_the_source_parts_into_a_virtualenv_of_the_hosts_pytho
     assert not (build / "src/src").exists()
     assert not install.build(src, build, "/usr/bin/python3", run=fake_run)  # same source: nothing to do
     assert len(calls) == 3
+
+
+class FakeMomHost:
+    """A host as restore.py sees it: `pbs_mom -s list/remove` over its config.d names, and the commands
+    it was sent (a stand-in for a RemoteHost; nothing else is answered)."""
+
+    def __init__(self, name: str, scripts: set[str]) -> None:
+        self.name, self.scripts, self.commands = name, set(scripts), []
+
+    def run(self, cmd: str, timeout: float = 0) -> CommandResult:
+        self.commands.append(cmd)
+        out = ""
+        if cmd.endswith("pbs_mom -s list"):
+            out = "".join(f"{s}\n" for s in sorted(self.scripts))
+        elif " -s remove " in cmd:
+            self.scripts.discard(cmd.rsplit(" ", 1)[1])
+        return CommandResult(self.name, cmd, 0, out, "")
+
+
+def test_after_ptl_only_the_vnode_definitions_it_added_go_and_the_server_is_reverted_by_ptl_s_own_tool() -> None:
+    server = FakeMomHost("s1", set())
+    multi = FakeMomHost("m6", {"pbs_harness_vnodes"})
+    hosts = [server, multi]
+    before = restore.snapshot(hosts, PurePosixPath("/opt/pbs"))
+    server.scripts.add("pbs_vnode_1795633596.def")
+    multi.scripts.add("pbs_vnode_1795633600.def")
+    done = restore.revert(hosts, server, before, PurePosixPath("/opt/pbs"), PurePosixPath("/st/ptl/venv/bin"))
+    assert (server.scripts, multi.scripts) == (set(), {"pbs_harness_vnodes"})
+    assert "/etc/init.d/pbs restart" in server.commands
+    assert "/etc/init.d/pbs restart" in multi.commands
+    assert server.commands[-1] == (
+        "PATH=/st/ptl/venv/bin:/opt/pbs/bin:/opt/pbs/sbin:$PATH pbs_config --revert-config --server --scheduler"
+    )
+    assert done[0] == "s1: removed PTL's vnode definitions pbs_vnode_1795633596.def and restarted PBS"
+    untouched = FakeMomHost("m2", set())
+    restore.revert([untouched], server, {"m2": set()}, PurePosixPath("/opt/pbs"), PurePosixPath("/b"))
+    assert untouched.commands == ["/opt/pbs/sbin/pbs_mom -s list"]
