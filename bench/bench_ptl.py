@@ -27,6 +27,7 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path, PurePosixPath
 
@@ -166,8 +167,11 @@ def run_ptl(cluster: Cluster, where: site.PtlSite, args: argparse.Namespace) -> 
     return out
 
 
-def run_ours(args: argparse.Namespace, inv_path: Path) -> dict[str, report.SuiteResult]:
-    suites = {}
+def run_ours(
+    args: argparse.Namespace, inv_path: Path, written: Callable[[dict[str, report.SuiteResult]], None]
+) -> dict[str, report.SuiteResult]:
+    """Each feature's suite, timed; `written` is called after each (the report so far)."""
+    suites: dict[str, report.SuiteResult] = {}
     for feature in args.features:
         junit = OUT_DIR / f"ours-{feature}.xml"
         argv = [
@@ -196,8 +200,28 @@ def run_ours(args: argparse.Namespace, inv_path: Path) -> dict[str, report.Suite
             feature, c["tests"], c["passed"], c["xfailed"], c["failed"], c["skipped"], round(seconds, 1)
         )
         say(f"  exit {proc.returncode}, {seconds:.0f}s: {c}")
+        written(suites)
     (OUT_DIR / "ours.json").write_text(json.dumps({k: asdict(v) for k, v in suites.items()}, indent=2) + "\n")
     return suites
+
+
+def print_server(cluster: Cluster) -> str:
+    """`qmgr -c 'print server'` and `qmgr -c 'print sched'`: the configuration PTL reverts and the deploy restores."""
+    qmgr = f"{cluster.prefix}/bin/qmgr"
+    return cluster.server.run(f"{qmgr} -c 'print server'; {qmgr} -c 'print sched'", timeout=60).stdout
+
+
+def baseline_difference(inv: inventory.Inventory) -> list[str]:
+    """Lines of `print server`/`print sched` that differ between before PTL and after the redeploy."""
+    cluster = Cluster.from_inventory(inv)
+    try:
+        after = print_server(cluster)
+    finally:
+        cluster.close()
+    (OUT_DIR / "qmgr-after-redeploy.txt").write_text(after)
+    before = (OUT_DIR / "qmgr-before-ptl.txt").read_text().splitlines()
+    now = after.splitlines()
+    return [f"- {ln}" for ln in before if ln not in now] + [f"+ {ln}" for ln in now if ln not in before]
 
 
 def ptl_phase(
@@ -215,11 +239,15 @@ def ptl_phase(
         start = time.monotonic()
         prefix = PurePosixPath(str(cluster.prefix))
         before = restore.snapshot(cluster.moms, prefix)
+        scheduling = restore.sched_scheduling(cluster.server, prefix)
+        (OUT_DIR / "qmgr-before-ptl.txt").write_text(print_server(cluster))
         try:
             with_accounts(cluster, wanted)
             files = run_ptl(cluster, where, args)
         finally:
-            for line in restore.revert(cluster.moms, cluster.server, before, prefix, where.bin_dir):
+            for line in restore.revert(
+                cluster.moms, cluster.server, before, prefix, where.bin_dir, scheduling=scheduling
+            ):
                 say(f"after PTL: {line}")
             drop_accounts(cluster)
         return src, files, time.monotonic() - start
@@ -271,11 +299,6 @@ def main() -> int:
     inv = inventory.load(inv_path)
     where = site.of(inv)
     src, files, ptl_wall = ptl_phase(inv, where, args)
-    suites: dict[str, report.SuiteResult] = {}
-    if not args.skip_ours:
-        say("restoring the harness's baseline that PTL reverted")
-        up(args)
-        suites = run_ours(args, inv_path)
     meta = {
         "cluster": f"{inv.provider.cluster_name(inv.server.vars) or inv.server.name}: {len(inv.hosts)} hosts, "
         f"PTL's moms {', '.join(where.moms[:5])}",
@@ -287,10 +310,25 @@ def main() -> int:
         or "every selected test",
         "PTL tests without a row in docs/suites/*.md": ", ".join(UNMAPPED) or "none",
     }
-    data = {"meta": meta, "ratio_ptl_over_ours": report.ratios(files, suites), "files": report.rows(files, suites)}
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(data, indent=2) + "\n")
-    args.out.with_suffix(".md").write_text(report.markdown(files, suites, meta))
+
+    def written(suites: dict[str, report.SuiteResult]) -> None:
+        data = {"meta": meta, "ratio_ptl_over_ours": report.ratios(files, suites), "files": report.rows(files, suites)}
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(data, indent=2) + "\n")
+        args.out.with_suffix(".md").write_text(report.markdown(files, suites, meta))
+
+    written({})  # PTL's half already, should our suites be interrupted
+    suites: dict[str, report.SuiteResult] = {}
+    if not args.skip_ours:
+        say("restoring the harness's baseline that PTL reverted")
+        up(args)
+        changed = baseline_difference(inv)
+        say("server/scheduler configuration as before PTL" if not changed else
+            "server/scheduler configuration differs from before PTL:\n  " + "\n  ".join(changed))  # fmt: skip
+        meta["qmgr print server/sched, before PTL vs after the redeploy"] = (
+            "same" if not changed else "; ".join(changed)
+        )
+        suites = run_ours(args, inv_path, written)
     say(f"written: {args.out} and {args.out.with_suffix('.md')}")
     ran = {f.feature for f in files if f.ptl_passed + f.ptl_failed > 0}
     ok = ran >= set(args.features) and (args.skip_ours or all(s.tests for s in suites.values()))

@@ -10,7 +10,11 @@ not remove what it never made, so after a PTL run:
    (`pbs_mom -s remove`), and PBS is restarted on those hosts so the moms forget the vnodes;
 2. the server and scheduler go back to OpenPBS's defaults with PTL's own tool of the same source,
    `pbs_config --revert-config --server --scheduler` (nodes, hooks, queues, attributes);
-3. the caller deploys the baseline again (`pbs-harness up`).
+3. the default scheduler's `scheduling` is set back to what it was before PTL: the scheduler's revert
+   leaves it False while the server's `scheduling` still reads True, so a deploy that converges the
+   server attribute finds nothing to change and no job would ever run (seen: every job of our suite
+   stayed queued after PTL's run);
+4. the caller deploys the baseline again (`pbs-harness up`).
 """
 
 from __future__ import annotations
@@ -31,11 +35,18 @@ def snapshot(hosts: Iterable[RemoteHost], prefix: PurePosixPath) -> dict[str, se
     return {h.name: vnode_defs(h, prefix) for h in hosts}
 
 
+def sched_scheduling(server: RemoteHost, prefix: PurePosixPath) -> str | None:
+    """The default scheduler's `scheduling` (True/False), as qmgr lists it."""
+    res = server.run(f'{prefix}/bin/qmgr -c "list sched default scheduling"', timeout=60)
+    values = [ln.split("=", 1)[1].strip() for ln in res.stdout.splitlines() if "scheduling =" in ln]
+    return values[0] if res.ok and values else None
+
+
 def revert(
     hosts: Iterable[RemoteHost], server: RemoteHost, before: dict[str, set[str]], prefix: PurePosixPath,
-    ptl_bin: PurePosixPath,
+    ptl_bin: PurePosixPath, *, scheduling: str | None = None,
 ) -> list[str]:  # fmt: skip
-    """Steps 1 and 2 above; returns what was done, one line each."""
+    """Steps 1 to 3 above (`scheduling`: the default scheduler's before PTL); returns what was done."""
     done = []
     for host in hosts:
         extra = sorted(vnode_defs(host, prefix) - before.get(host.name, set()))
@@ -49,4 +60,7 @@ def revert(
         timeout=600,
     )
     done.append(f"{server.name}: pbs_config --revert-config --server --scheduler: exit {res.rc}")
+    if scheduling:
+        res = server.run(f'{prefix}/bin/qmgr -c "set sched default scheduling = {scheduling}"', timeout=60)
+        done.append(f"{server.name}: default scheduler's scheduling set back to {scheduling}: exit {res.rc}")
     return done

@@ -295,6 +295,8 @@ class FakeMomHost:
             out = "".join(f"{s}\n" for s in sorted(self.scripts))
         elif " -s remove " in cmd:
             self.scripts.discard(cmd.rsplit(" ", 1)[1])
+        elif cmd.endswith('qmgr -c "list sched default scheduling"'):
+            out = "Sched default\n    scheduling = True\n\n"
         return CommandResult(self.name, cmd, 0, out, "")
 
 
@@ -305,13 +307,18 @@ def test_after_ptl_only_the_vnode_definitions_it_added_go_and_the_server_is_reve
     before = restore.snapshot(hosts, PurePosixPath("/opt/pbs"))
     server.scripts.add("pbs_vnode_1795633596.def")
     multi.scripts.add("pbs_vnode_1795633600.def")
-    done = restore.revert(hosts, server, before, PurePosixPath("/opt/pbs"), PurePosixPath("/st/ptl/venv/bin"))
+    scheduling = restore.sched_scheduling(server, PurePosixPath("/opt/pbs"))
+    assert scheduling == "True"
+    done = restore.revert(
+        hosts, server, before, PurePosixPath("/opt/pbs"), PurePosixPath("/st/ptl/venv/bin"), scheduling=scheduling
+    )
     assert (server.scripts, multi.scripts) == (set(), {"pbs_harness_vnodes"})
     assert "/etc/init.d/pbs restart" in server.commands
     assert "/etc/init.d/pbs restart" in multi.commands
-    assert server.commands[-1] == (
-        "PATH=/st/ptl/venv/bin:/opt/pbs/bin:/opt/pbs/sbin:$PATH pbs_config --revert-config --server --scheduler"
-    )
+    assert server.commands[-2:] == [
+        "PATH=/st/ptl/venv/bin:/opt/pbs/bin:/opt/pbs/sbin:$PATH pbs_config --revert-config --server --scheduler",
+        '/opt/pbs/bin/qmgr -c "set sched default scheduling = True"',
+    ]
     assert done[0] == "s1: removed PTL's vnode definitions pbs_vnode_1795633596.def and restarted PBS"
     untouched = FakeMomHost("m2", set())
     restore.revert([untouched], server, {"m2": set()}, PurePosixPath("/opt/pbs"), PurePosixPath("/b"))
