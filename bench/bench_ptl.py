@@ -256,18 +256,10 @@ def ptl_phase(
 
 
 def limits(text: str) -> dict[str, int | None]:
-    """`--limit 2` or `--limit reliable_startup=3,ramp_down=2`: tests per PTL group by feature (None: all)."""
-    if text.isdigit():
-        return dict.fromkeys(selection.FEATURES, int(text) or None)
-    out: dict[str, int | None] = {}
-    for item in text.split(","):
-        feature, _, count = item.partition("=")
-        if feature not in selection.FEATURES or not count.isdigit():
-            raise argparse.ArgumentTypeError(
-                f"{item!r}: expected FEATURE=N with FEATURE one of {', '.join(selection.FEATURES)}"
-            )
-        out[feature] = int(count) or None
-    return out
+    try:
+        return selection.parse_limits(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from exc
 
 
 def main() -> int:

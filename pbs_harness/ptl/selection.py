@@ -136,3 +136,17 @@ def groups(file: PtlFile, source: str) -> list[Group]:
     chosen = [t for t in tests if not file.tests or t.name in file.tests]
     counts = sorted({t.num_moms for t in chosen})
     return [Group(file, n, tuple(t.name for t in chosen if t.num_moms == n)) for n in counts]
+
+
+def parse_limits(text: str) -> dict[str, int | None]:
+    """`2` (the first 2 tests of every group) or `reliable_startup=3,ramp_down=2` (of those features' groups):
+    tests per group by feature; a feature left out, or 0, runs whole (None)."""
+    if text.isdigit():
+        return dict.fromkeys(FEATURES, int(text) or None)
+    out: dict[str, int | None] = {}
+    for item in text.split(","):
+        feature, _, count = item.partition("=")
+        if feature not in FEATURES or not count.isdigit():
+            raise ValueError(f"{item!r}: expected N or FEATURE=N,... with FEATURE one of {', '.join(FEATURES)}")
+        out[feature] = int(count) or None
+    return out

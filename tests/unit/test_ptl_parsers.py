@@ -5,6 +5,9 @@ CI's account lines), and the report made from them. Nothing runs PTL or PBS here
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -79,6 +82,14 @@ def test_the_selection_covers_four_features_with_the_issue_s_files() -> None:
         "pbs_conf_resv_stale_vnode.py",
     ]
     assert all(not f.tests for f in selection.FILES if f.feature != "resv_reconfirm")
+
+
+def test_a_sample_is_given_per_feature_or_for_all() -> None:
+    assert selection.parse_limits("2") == dict.fromkeys(selection.FEATURES, 2)
+    assert selection.parse_limits("0") == dict.fromkeys(selection.FEATURES)
+    assert selection.parse_limits("ramp_down=3,reliable_startup=0") == {"ramp_down": 3, "reliable_startup": None}
+    with pytest.raises(ValueError, match="'rampdown=3': expected N or FEATURE=N"):
+        selection.parse_limits("rampdown=3")
 
 
 def _case(status: str, duration: str, data: str = "") -> dict:
@@ -214,3 +225,15 @@ def test_the_markdown_table_gives_the_ratio_failures_and_skips() -> None:
     assert "ratio PTL/ours **2.0**; with PTL's whole files estimated from the sample, **2.0**." in md
     assert "| functional/pbs_admin_suspend.py | test_cmd_perm | FAIL | `AssertionError: not found` |" in md
     assert "| functional/pbs_admin_suspend.py | test_list_jobs_1 | `test supported only in CLI mode` |" in md
+
+
+def test_the_bench_script_explains_itself_and_refuses_an_unknown_feature() -> None:
+    script = Path(__file__).resolve().parents[2] / "bench" / "bench_ptl.py"
+    shown = subprocess.run([sys.executable, str(script), "--help"], capture_output=True, text=True, check=True)
+    assert "--limit" in shown.stdout
+    assert "OpenPBS's own PTL test files" in shown.stdout
+    bad = subprocess.run(
+        [sys.executable, str(script), "--features", "rampdown"], capture_output=True, text=True, check=False
+    )
+    assert bad.returncode == 2
+    assert "unknown feature rampdown" in bad.stderr
