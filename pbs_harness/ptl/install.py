@@ -10,7 +10,8 @@ The virtualenv is made with the hosts' own Python (they must be able to run it) 
 `configure --enable-ptl` + `make install` would: the `ptl` package (its `__init__.py` rendered with
 the version), PTL's `bin/` scripts with the virtualenv's interpreter, and `test/fw/requirements.txt`
 with `nose` replaced by `pynose`: nose 1.3.7 does not import on Python >= 3.10 (collections.Callable),
-pynose is its maintained fork with the same `nose` package and plugin API that PTL's runner uses.
+pynose is its maintained fork with the same `nose` package and plugin API that PTL's runner uses
+(nose-py3 1.9.1 lacks `nose.core.TextTestRunner`, which ptl_test_runner.py imports).
 """
 
 from __future__ import annotations
