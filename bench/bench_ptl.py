@@ -24,6 +24,7 @@ import argparse
 import gzip
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -262,7 +263,15 @@ def limits(text: str) -> dict[str, int | None]:
         raise argparse.ArgumentTypeError(str(exc)) from exc
 
 
+def interrupt(signum: int, _frame: object) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
 def main() -> int:
+    # Ctrl-C, and SIGTERM too, unwind through the clean-ups (PTL killed on the host, the cluster restored,
+    # the accounts removed); SIGINT even when a shell started this in the background with it ignored.
+    signal.signal(signal.SIGINT, interrupt)
+    signal.signal(signal.SIGTERM, interrupt)
     parser = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
     parser.add_argument("--state-dir", help="the cluster's state directory (as for pbs-harness up)")
     parser.add_argument("--name-prefix", help="host-name prefix of the cluster")

@@ -13,6 +13,7 @@ How we run it, and why (each is an environment fix, none touches PTL's tests):
 
 from __future__ import annotations
 
+import hashlib
 import shlex
 import time
 from collections.abc import Callable
@@ -59,7 +60,11 @@ class GroupRun:
 
     @property
     def pid(self) -> PurePosixPath:
-        return self.dir / f"{self.name}.pid"
+        return self.dir / f"{self.name}.pid"  # the script's (a session and process group of its own)
+
+    @property
+    def ptl_pid(self) -> PurePosixPath:
+        return self.dir / f"{self.name}.ptl-pid"  # pbs_benchpress's (it makes its own group: os.setpgrp)
 
 
 def group_run(site: PtlSite, run_id: str, group: Group) -> GroupRun:
@@ -67,9 +72,17 @@ def group_run(site: PtlSite, run_id: str, group: Group) -> GroupRun:
     return GroupRun(f"{stem}-{group.num_moms}moms", site.work_dir / run_id)
 
 
+def control_dir_of(run: GroupRun) -> PurePosixPath:
+    """Where the multiplexing sockets go: short, since ssh appends `/<40 hex>.<16 random>` to the
+    socket path while creating it and a Unix socket path holds at most 107 bytes (a longer one made
+    every ssh of a group fail with `unix_listener: path ... too long for Unix domain socket`)."""
+    digest = hashlib.sha1(f"{run.dir}/{run.name}".encode(), usedforsecurity=False).hexdigest()[:8]
+    return PurePosixPath("/tmp") / f"ptl-{digest}"  # noqa: S108 - the host's own /tmp, private to the host
+
+
 def ssh_options(site: PtlSite, control_dir: PurePosixPath) -> str:
     """Options for PTL's ssh and scp: the cluster's ssh_config, and a ControlMaster per host."""
-    opts = ["-o", "ControlMaster=auto", "-o", f"ControlPath={control_dir}/cm-%C", "-o", "ControlPersist=300"]
+    opts = ["-o", "ControlMaster=auto", "-o", f"ControlPath={control_dir}/%C", "-o", "ControlPersist=300"]
     if site.ssh_config:
         opts = ["-F", str(site.ssh_config), *opts]
     return " ".join(opts)
@@ -77,7 +90,7 @@ def ssh_options(site: PtlSite, control_dir: PurePosixPath) -> str:
 
 def script(site: PtlSite, run: GroupRun, group: Group, params: tuple[str, ...] = ()) -> str:
     """The shell script that runs one group on the server host and writes its exit code."""
-    control_dir = PurePosixPath("/tmp") / f"ptl-cm-{run.name}"  # noqa: S108 - the host's own /tmp, short for the socket path limit
+    control_dir = control_dir_of(run)
     opts = ssh_options(site, control_dir)
     param = ",".join((f"moms={':'.join(site.moms_for(group.num_moms))}", *params))
     argv = [
@@ -93,7 +106,10 @@ def script(site: PtlSite, run: GroupRun, group: Group, params: tuple[str, ...] =
             f"export PTL_CP_CMD={shlex.quote('scp -p ' + opts)}",
             f"mkdir -p {control_dir}",
             f"cd {site.tests_dir}",
-            shlex.join(argv),
+            # In the background so that its pid is known: pbs_benchpress leaves the script's process group.
+            shlex.join(argv) + " &",
+            f"echo $! > {run.ptl_pid}",
+            "wait $!",
             "rc=$?",
             # Close the multiplexed connections (their masters outlive the run otherwise).
             f"for h in {' '.join(site.moms_for(group.num_moms))}; do ssh {opts} -q -O exit $h 2>/dev/null; done",
@@ -145,9 +161,13 @@ def run_group(
 
 
 def kill(host: RemoteHost, run: GroupRun) -> None:
-    """Kill the run's process group (pbs_benchpress and what it started)."""
-    host.run(f"pid=$(cat {run.pid} 2>/dev/null) && kill -TERM -- -$pid 2>/dev/null; sleep 2; "
-             f"[ -n \"$pid\" ] && kill -KILL -- -$pid 2>/dev/null; true", timeout=30)  # fmt: skip
+    """Kill pbs_benchpress's process group (it and the ssh/commands it started), then the script's."""
+    for pid_file in (run.ptl_pid, run.pid):
+        host.run(
+            f'pid=$(cat {pid_file} 2>/dev/null) && [ -n "$pid" ] && kill -TERM -- -$pid 2>/dev/null; '
+            f'sleep 2; [ -n "$pid" ] && kill -KILL -- -$pid 2>/dev/null; true',
+            timeout=30,
+        )
 
 
 def fetch(host: RemoteHost, path: PurePosixPath) -> str | None:

@@ -181,7 +181,9 @@ def test_the_script_runs_pbs_benchpress_upstream_s_way_with_exactly_the_group_s_
     assert run.json == PurePosixPath("/st/ptl/runs/run-1/pbs_node_rampdown-3moms.json")
     text = runner.script(_where(), run, group)
     cmd = next(line for line in text.splitlines() if line.startswith("pbs_benchpress"))
-    assert shlex.split(cmd) == [
+    assert cmd.endswith(" &")  # its pid recorded: it leaves the script's process group (os.setpgrp)
+    assert f"echo $! > {run.ptl_pid}" in text
+    assert shlex.split(cmd[:-2]) == [
         "pbs_benchpress", "-t", "TestPbsNodeRampDown.test_a,TestPbsNodeRampDown.test_b", "-p", "moms=s1:m2:m3",
         "-o", str(run.log), "--db-type=json", f"--db-name={run.json}"]  # fmt: skip
     assert "cd /st/ptl/src/test/tests" in text
@@ -194,7 +196,16 @@ def test_the_script_runs_pbs_benchpress_upstream_s_way_with_exactly_the_group_s_
 
 def test_without_a_cluster_ssh_config_ptl_uses_plain_ssh_and_scp_with_multiplexing_only() -> None:
     opts = runner.ssh_options(_where(None), PurePosixPath("/run/cm"))
-    assert opts == "-o ControlMaster=auto -o ControlPath=/run/cm/cm-%C -o ControlPersist=300"
+    assert opts == "-o ControlMaster=auto -o ControlPath=/run/cm/%C -o ControlPersist=300"
+
+
+def test_the_multiplexing_socket_path_fits_a_unix_socket_whatever_the_group_s_name() -> None:
+    group = selection.Group(selection.FILES[2], 5, ("test_a",))  # the longest file name
+    run = runner.group_run(_where(), "run-20261125-192855", group)
+    # ssh creates `<ControlPath with %C expanded>.<16 random characters>` first: at most 107 bytes.
+    longest = f"{runner.control_dir_of(run)}/{'0' * 40}.{'x' * 16}"
+    assert len(longest) <= 107
+    assert runner.control_dir_of(run) != runner.control_dir_of(runner.group_run(_where(), "run-2", group))
 
 
 def test_a_group_s_time_limit_is_ptl_s_own_per_test_limit_times_its_tests_plus_a_margin() -> None:
