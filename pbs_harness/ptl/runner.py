@@ -7,6 +7,10 @@ How we run it, and why (each is an environment fix, none touches PTL's tests):
   SSH ControlMaster, since PTL opens one ssh per remote command (hundreds per test): a multiplexed
   connection takes 0.1 s instead of 0.35 s on a loaded 2-core machine.
 - PATH holds PTL's bin and OpenPBS's bin/sbin (PTL finds PBS_EXEC from /etc/pbs.conf anyway).
+- pbs_benchpress runs on a pseudo-terminal (`script -qfec CMD /dev/null`), as it does when a developer
+  starts it: the commands PTL runs inherit its stdin, and qmgr only prints the error of a `set node`
+  of a read-only attribute when stdin is a terminal (src/cmds/qmgr.c, "bug 4941"); without one
+  pbs_admin_suspend.py's test_cmd_perm met an empty error and failed with an IndexError.
 - The run is detached on the host (setsid nohup) and polled, so a dropped SSH connection does not
   kill a run of an hour; Ctrl-C or the time limit kills its whole process group.
 """
@@ -106,9 +110,11 @@ def script(site: PtlSite, run: GroupRun, group: Group, params: tuple[str, ...] =
             f"export PTL_CP_CMD={shlex.quote('scp -p ' + opts)}",
             f"mkdir -p {control_dir}",
             f"cd {site.tests_dir}",
-            # In the background so that its pid is known: pbs_benchpress leaves the script's process group.
-            shlex.join(argv) + " &",
-            f"echo $! > {run.ptl_pid}",
+            # In the background, waited for: pbs_benchpress leaves the script's process group (os.setpgrp).
+            # Under `script`, which gives it a terminal: PTL is run from one, and some tests depend on it
+            # (qmgr prints "Cannot set attribute, read only ..." for a node only when stdin is a tty).
+            # pbs_benchpress records its own pid (exec keeps it); it then makes it its process group's id.
+            "script -qfec " + shlex.quote(f"echo $$ > {run.ptl_pid}; exec {shlex.join(argv)}") + " /dev/null &",
             "wait $!",
             "rc=$?",
             # Close the multiplexed connections (their masters outlive the run otherwise).

@@ -180,10 +180,12 @@ def test_the_script_runs_pbs_benchpress_upstream_s_way_with_exactly_the_group_s_
     assert run.name == "pbs_node_rampdown-3moms"
     assert run.json == PurePosixPath("/st/ptl/runs/run-1/pbs_node_rampdown-3moms.json")
     text = runner.script(_where(), run, group)
-    cmd = next(line for line in text.splitlines() if line.startswith("pbs_benchpress"))
-    assert cmd.endswith(" &")  # its pid recorded: it leaves the script's process group (os.setpgrp)
-    assert f"echo $! > {run.ptl_pid}" in text
-    assert shlex.split(cmd[:-2]) == [
+    line = next(line for line in text.splitlines() if line.startswith("script -qfec "))
+    script_argv = shlex.split(line)
+    assert script_argv[-2:] == ["/dev/null", "&"]  # on a terminal
+    record, benchpress = script_argv[2].split("; exec ")
+    assert record == f"echo $$ > {run.ptl_pid}"  # its own pid: its process group's after os.setpgrp
+    assert shlex.split(benchpress) == [
         "pbs_benchpress", "-t", "TestPbsNodeRampDown.test_a,TestPbsNodeRampDown.test_b", "-p", "moms=s1:m2:m3",
         "-o", str(run.log), "--db-type=json", f"--db-name={run.json}"]  # fmt: skip
     assert "cd /st/ptl/src/test/tests" in text
