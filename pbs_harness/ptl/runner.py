@@ -151,9 +151,12 @@ def run_group(
             if res.ok and res.stdout.strip():
                 return int(res.stdout.strip()), time.monotonic() - start
             time.sleep(POLL_SECONDS)
-            # PTL logs each finished test's verdict on a line of its own: ok, FAILED, ERROR, SKIPPED, TIMEDOUT.
+            # PTL logs each finished test's verdict on a line of its own: ok, FAILED, ERROR, SKIPPED, TIMEDOUT
+            # (ending in CR LF: the terminal's line discipline).
             done = (
-                host.run(f"grep -cE ' INFO +(ok|FAILED|ERROR|SKIPPED|TIMEDOUT)$' {run.out}", timeout=30).stdout.strip()
+                host.run(
+                    f"grep -cE ' INFO +(ok|FAILED|ERROR|SKIPPED|TIMEDOUT)[[:space:]]*$' {run.out}", timeout=30
+                ).stdout.strip()
                 or "0"
             )
             if done != reported:
