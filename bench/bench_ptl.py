@@ -147,7 +147,10 @@ def run_ptl(cluster: Cluster, where: site.PtlSite, args: argparse.Namespace) -> 
         outcomes: list[results.Outcome] = []
         asked, wall = 0, 0.0
         for whole in selection.groups(ptl_file, text):
-            group = selection.Group(whole.file, whole.num_moms, whole.tests[: args.limit.get(ptl_file.feature)])
+            picked = tuple(t for t in whole.tests if not args.only or t in args.only)
+            group = selection.Group(whole.file, whole.num_moms, picked[: args.limit.get(ptl_file.feature)])
+            if not group.tests:
+                continue
             run = runner.group_run(where, run_id, group)
             say(f"PTL {ptl_file.path}: {len(group.tests)} tests on {group.num_moms} moms ({run.dir})")
             body = runner.script(where, run, group)
@@ -163,6 +166,8 @@ def run_ptl(cluster: Cluster, where: site.PtlSite, args: argparse.Namespace) -> 
             log = runner.fetch(cluster.server, run.out)
             if log:
                 (OUT_DIR / "ptl" / f"{run.name}.log.gz").write_bytes(gzip.compress(log.encode()))
+        if not asked:  # --only named none of this file's tests
+            continue
         out.append(report.file_result(ptl_file.feature, ptl_file.path, asked, outcomes, wall, in_file=len(chosen)))
         (OUT_DIR / "ptl-files.json").write_text(json.dumps([asdict(f) for f in out], indent=2) + "\n")
     return out
@@ -285,6 +290,8 @@ def main() -> int:
         default={},
         help="a sample: N (the first N tests of every PTL group) or FEATURE=N,... (of those features' groups)",
     )
+    parser.add_argument("--only", type=lambda v: {t for t in v.split(",") if t}, default=set(),
+                        help="only these PTL tests (comma-separated names, in any selected file)")  # fmt: skip
     parser.add_argument("--skip-ours", action="store_true", help="PTL only")
     parser.add_argument("--out", type=Path, default=ROOT / "reports" / "bench-ptl.json")
     args = parser.parse_args()
@@ -308,7 +315,7 @@ def main() -> int:
         "machine": f"{os.cpu_count()} cores; one run, PTL then ours, on the same cluster",
         "PTL phase wall (with account set-up)": f"{ptl_wall:.0f} s",
         "sample": ", ".join(f"{k}: first {v} tests of each group" for k, v in args.limit.items() if v)
-        or "every selected test",
+        or ("only " + ", ".join(sorted(args.only)) if args.only else "every selected test"),
         "PTL tests without a row in docs/suites/*.md": ", ".join(UNMAPPED) or "none",
     }
 
