@@ -268,6 +268,27 @@ def limits(text: str) -> dict[str, int | None]:
         raise argparse.ArgumentTypeError(str(exc)) from exc
 
 
+def report_again(out: Path) -> int:
+    """Write the report again from a run's saved files (its meta, ptl-files.json, PTL's own JSON results
+    per group, ours.json), without touching any cluster: e.g. after the report code changed."""
+    meta = json.loads(out.read_text())["meta"] if out.exists() else {}
+    files = []
+    for saved in json.loads((OUT_DIR / "ptl-files.json").read_text()):
+        stem = Path(saved["ptl_file"]).stem
+        outcomes = [o for group in sorted((OUT_DIR / "ptl").glob(f"{stem}-*moms.json"))
+                    for o in results.parse(group.read_text())]  # fmt: skip
+        again = report.file_result(saved["feature"], saved["ptl_file"], saved["ptl_tests"], outcomes,
+                                   saved["ptl_seconds"], in_file=saved.get("ptl_tests_in_file", 0))  # fmt: skip
+        files.append(again)
+    ours = OUT_DIR / "ours.json"
+    suites = {k: report.SuiteResult(**v) for k, v in json.loads(ours.read_text()).items()} if ours.exists() else {}
+    data = {"meta": meta, "ratio_ptl_over_ours": report.ratios(files, suites), "files": report.rows(files, suites)}
+    out.write_text(json.dumps(data, indent=2) + "\n")
+    out.with_suffix(".md").write_text(report.markdown(files, suites, meta))
+    say(f"written again: {out} and {out.with_suffix('.md')}")
+    return 0
+
+
 def interrupt(signum: int, _frame: object) -> None:
     raise KeyboardInterrupt(f"signal {signum}")
 
@@ -293,12 +314,15 @@ def main() -> int:
     parser.add_argument("--only", type=lambda v: {t for t in v.split(",") if t}, default=set(),
                         help="only these PTL tests (comma-separated names, in any selected file)")  # fmt: skip
     parser.add_argument("--skip-ours", action="store_true", help="PTL only")
+    parser.add_argument("--report-only", action="store_true", help="write the report again from the last run's files")
     parser.add_argument("--out", type=Path, default=ROOT / "reports" / "bench-ptl.json")
     args = parser.parse_args()
     args.features = [f for f in args.features.split(",") if f]
     unknown = sorted(set(args.features) - set(selection.FEATURES))
     if unknown:
         parser.error(f"unknown feature {', '.join(unknown)}: choose from {', '.join(selection.FEATURES)}")
+    if args.report_only:
+        return report_again(args.out)
     if args.state_dir:
         os.environ["PBS_HARNESS_STATE_DIR"] = args.state_dir
     OUT_DIR.mkdir(parents=True, exist_ok=True)

@@ -7,6 +7,7 @@ PTL files' seconds over its suite's seconds) and for the whole run, never per fi
 
 from __future__ import annotations
 
+import re
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -65,10 +66,15 @@ def suite_counts(junit_xml: str) -> dict[str, int]:
     return counts
 
 
+_RAISED = re.compile(r"^[A-Za-z_.]*(Error|Exception|Failure|Timeout)\b.*")
+
+
 def first_line(text: str, width: int = 240) -> str:
+    """What failed, from PTL's status_data (a traceback): the last `SomethingError: ...` line, else the
+    last line (an assertEqual's diff follows its AssertionError line)."""
     lines = [ln.strip() for ln in text.strip().splitlines() if ln.strip()]
-    # PTL's status_data is a traceback: its last line says what failed.
-    line = lines[-1] if lines else ""
+    raised = [ln for ln in lines if _RAISED.match(ln)]
+    line = raised[-1] if raised else (lines[-1] if lines else "")
     return line[:width]
 
 

@@ -213,6 +213,13 @@ def test_a_feature_whose_suite_did_not_run_has_no_ratio_and_is_left_out_of_the_w
     assert report.rows(_files(), {})[0]["ours_tests"] is None
 
 
+def test_a_failure_s_reason_is_the_exception_line_even_when_a_diff_follows() -> None:
+    diff = "Traceback (most recent call last):\n  File x\nAssertionError: 'a\\nb' != 'b\\na'\n  a\n+ b\n  pt05\n"
+    assert report.first_line(diff) == "AssertionError: 'a\\nb' != 'b\\na'"
+    assert report.first_line("test supported only in CLI mode") == "test supported only in CLI mode"
+    assert report.first_line("") == ""
+
+
 def test_the_markdown_table_gives_the_ratio_failures_and_skips() -> None:
     suites = {"admin_suspend": report.SuiteResult("admin_suspend", 26, 25, 1, 0, 0, 300.0)}
     md = report.markdown(_files(), suites, {"cluster": "pt: 6 hosts"})
