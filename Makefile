@@ -20,7 +20,7 @@ OPENPBS   ?=
 IMAGE     ?= debian-12
 HOST_ARGS := --flavour $(FLAVOUR) $(if $(filter system,$(FLAVOUR)),--image $(IMAGE)) $(if $(OPENPBS),--openpbs $(OPENPBS))
 
-.PHONY: venv test unit lint acceptance down bench bench-suites bench-parallel bench-flavours clean
+.PHONY: venv test unit lint acceptance down bench bench-suites bench-parallel bench-flavours bench-ptl clean
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt pyproject.toml
 	python3 -m venv $(VENV)
@@ -73,6 +73,16 @@ bench-parallel: venv
 # (reports/bench-flavours.{json,md}). OPENPBS names the system hosts' OpenPBS.
 bench-flavours: venv
 	$(PY) bench/bench_flavours.py --openpbs $(OPENPBS) $(if $(filter-out auto,$(CLUSTERS)),--clusters $(CLUSTERS))
+
+# OpenPBS's own PTL files for the four features, unmodified, on a harness cluster, then our suites on
+# the same cluster: reports/bench-ptl.json and .md with the wall-time ratio (docs/ptl.md).
+# OPENPBS_SOURCE: the source the cluster's OpenPBS was built from (.tar.gz or tree). PTL_ARGS: e.g.
+# "--state-dir /var/lib/pbs-harness/pt --name-prefix pt --subnet 10.83.0.0/24", "--features admin_suspend",
+# "--limit 2" (a sample: the first 2 tests of each PTL group).
+OPENPBS_SOURCE ?=
+PTL_ARGS  ?=
+bench-ptl: venv
+	$(PY) bench/bench_ptl.py $(if $(OPENPBS_SOURCE),--source $(OPENPBS_SOURCE)) $(PTL_ARGS)
 
 clean:
 	rm -rf $(VENV) reports .pytest_cache .ruff_cache

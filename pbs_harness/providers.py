@@ -75,6 +75,16 @@ class Provider(Protocol):
         """A short name for the cluster in reports, or None for the server host's name."""
         ...
 
+    def shared_dir(self, server_vars: HostVars) -> Path | None:
+        """A directory of this machine that the hosts see at the same path (where PTL can be installed
+        for them, pbs_harness.ptl.site), or None when the hosts have file systems of their own."""
+        ...
+
+    def host_ssh_config(self, server_vars: HostVars) -> Path | None:
+        """An ssh_config, at a path the hosts see, with which root on one host of the cluster logs in to
+        any other as root (PTL needs that); None: the hosts must already allow it on their own."""
+        ...
+
 
 # The first that recognises an inventory is its provider.
 PROVIDERS: tuple[Provider, ...] = (LOCAL_SYSTEM, LOCAL, STATIC)

@@ -43,5 +43,11 @@ class StaticHosts:
     def cluster_name(self, server_vars: Mapping[str, Any]) -> None:
         return None
 
+    def shared_dir(self, server_vars: Mapping[str, Any]) -> None:
+        return None  # their file systems are their own
+
+    def host_ssh_config(self, server_vars: Mapping[str, Any]) -> None:
+        return None  # root SSH among them is theirs to allow (PTL's own precondition)
+
 
 STATIC = StaticHosts()

@@ -14,7 +14,7 @@ from typing import Any
 
 from pbs_harness.backends import flavour_of
 from pbs_harness.errors import PreconditionError
-from pbs_harness.localcluster import network, provider, state
+from pbs_harness.localcluster import network, provider, sshkeys, state
 
 SCRIPT = "cluster.py"
 
@@ -77,6 +77,23 @@ class LocalCluster:
         """The cluster's host-name prefix (pa, pab, pbsh)."""
         st = state.load(provider.state_dir_of(server_vars))
         return st.prefix if st is not None else None
+
+    def shared_dir(self, server_vars: Mapping[str, Any]) -> Path | None:
+        """Namespace hosts: the cluster's state directory (they share this machine's /var/lib; only
+        /var/spool/pbs, /root, /tmp and /run are their own). System hosts share nothing."""
+        if not self.shares_openpbs:
+            return None
+        return provider.state_dir_of(dict(server_vars))
+
+    def host_ssh_config(self, server_vars: Mapping[str, Any]) -> Path | None:
+        """The harness's own ssh_config (its key authorises root on every host, its known_hosts pins
+        every host key), which the hosts read in the shared state directory; None for a cluster with a
+        login user, whose hosts refuse root logins."""
+        root = provider.state_dir_of(dict(server_vars))
+        st = state.load(root)
+        if st is None or st.spec.login_user or not self.shares_openpbs:
+            return None  # system hosts do not see this machine's files
+        return sshkeys.ssh_config(root)
 
 
 LOCAL = LocalCluster("namespace")

@@ -1,0 +1,66 @@
+"""Undo what PTL leaves on the cluster, so that `pbs-harness up` can deploy the harness's baseline again.
+
+PTL reverts the complex at the *start* of each test (PBSTestSuite.setUp: every node, site hook,
+non-default queue and server attribute, the moms' vnode definitions and configs) and leaves the last
+test's state behind: vnode definition files in mom_priv/config.d (e.g. an offline vnode a reservation
+test made), its hooks and queues. The harness's deploy converges what the inventory declares but does
+not remove what it never made, so after a PTL run:
+
+1. vnode definition scripts that were not there before PTL (`pbs_mom -s list`) are removed
+   (`pbs_mom -s remove`), and PBS is restarted on those hosts so the moms forget the vnodes;
+2. the server and scheduler go back to OpenPBS's defaults with PTL's own tool of the same source,
+   `pbs_config --revert-config --server --scheduler` (nodes, hooks, queues, attributes);
+3. the default scheduler's `scheduling` is set back to what it was before PTL: the scheduler's revert
+   leaves it False while the server's `scheduling` still reads True, so a deploy that converges the
+   server attribute finds nothing to change and no job would ever run (seen: every job of our suite
+   stayed queued after PTL's run);
+4. the caller deploys the baseline again (`pbs-harness up`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import PurePosixPath
+
+from pbs_harness.transport import RemoteHost
+
+
+def vnode_defs(host: RemoteHost, prefix: PurePosixPath) -> set[str]:
+    """The mom's configuration scripts (config.d), as `pbs_mom -s list` names them."""
+    res = host.run(f"{prefix}/sbin/pbs_mom -s list", timeout=60)
+    return {line.strip() for line in res.stdout.splitlines() if line.strip()} if res.ok else set()
+
+
+def snapshot(hosts: Iterable[RemoteHost], prefix: PurePosixPath) -> dict[str, set[str]]:
+    return {h.name: vnode_defs(h, prefix) for h in hosts}
+
+
+def sched_scheduling(server: RemoteHost, prefix: PurePosixPath) -> str | None:
+    """The default scheduler's `scheduling` (True/False), as qmgr lists it."""
+    res = server.run(f'{prefix}/bin/qmgr -c "list sched default scheduling"', timeout=60)
+    values = [ln.split("=", 1)[1].strip() for ln in res.stdout.splitlines() if "scheduling =" in ln]
+    return values[0] if res.ok and values else None
+
+
+def revert(
+    hosts: Iterable[RemoteHost], server: RemoteHost, before: dict[str, set[str]], prefix: PurePosixPath,
+    ptl_bin: PurePosixPath, *, scheduling: str | None = None,
+) -> list[str]:  # fmt: skip
+    """Steps 1 to 3 above (`scheduling`: the default scheduler's before PTL); returns what was done."""
+    done = []
+    for host in hosts:
+        extra = sorted(vnode_defs(host, prefix) - before.get(host.name, set()))
+        for name in extra:
+            host.run(f"{prefix}/sbin/pbs_mom -s remove {name}", timeout=60)
+        if extra:
+            host.run("/etc/init.d/pbs restart", timeout=180)
+            done.append(f"{host.name}: removed PTL's vnode definitions {', '.join(extra)} and restarted PBS")
+    res = server.run(
+        f"PATH={ptl_bin}:{prefix}/bin:{prefix}/sbin:$PATH pbs_config --revert-config --server --scheduler",
+        timeout=600,
+    )
+    done.append(f"{server.name}: pbs_config --revert-config --server --scheduler: exit {res.rc}")
+    if scheduling:
+        res = server.run(f'{prefix}/bin/qmgr -c "set sched default scheduling = {scheduling}"', timeout=60)
+        done.append(f"{server.name}: default scheduler's scheduling set back to {scheduling}: exit {res.rc}")
+    return done
