@@ -91,8 +91,14 @@ def seconds(text: str) -> float:
     return value
 
 
+# The ranges RFC 1918 reserves for private networks: the local cluster's /24 lies in one of them
+# (is_private alone also takes loopback, link-local and 0.0.0.0/8, which would route nowhere sane).
+PRIVATE_RANGES = tuple(ipaddress.IPv4Network(n) for n in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16"))
+
+
 def subnet(text: str) -> ipaddress.IPv4Network | str:
-    """A private IPv4 network, or `auto` (the first free 10.X.0.0/24 base, chosen by `up`)."""
+    """A private IPv4 /24 (README: "the cluster uses a private /24"), or `auto` (the first free 10.X.0.0/24,
+    chosen by `up`)."""
     if text == "auto":
         return text
     try:
@@ -101,9 +107,14 @@ def subnet(text: str) -> ipaddress.IPv4Network | str:
         raise argparse.ArgumentTypeError(
             f"{text!r} is not an IPv4 network with its host bits zero, such as 10.71.0.0/24 ({exc})"
         ) from None
-    if not net.is_private:
+    if not any(net.subnet_of(r) for r in PRIVATE_RANGES):
         raise argparse.ArgumentTypeError(
-            f"{text} is not a private range: use one in 10/8, 172.16/12 or 192.168/16, such as 10.71.0.0/24"
+            f"{text} is not a private range: use a /24 in 10/8, 172.16/12 or 192.168/16, such as 10.71.0.0/24"
+        )
+    if net.prefixlen != 24:
+        raise argparse.ArgumentTypeError(
+            f"{text} is a /{net.prefixlen}: the local cluster takes one private /24, such as "
+            f"{ipaddress.IPv4Network((int(net.network_address), 24), strict=False)} (or auto)"
         )
     return net
 

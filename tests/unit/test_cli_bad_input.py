@@ -93,18 +93,24 @@ def test_connect_timeout_through_the_real_entry_point() -> None:
         ("10.71.0.1/24", "'10.71.0.1/24' is not an IPv4 network with its host bits zero"),
         ("8.8.8.0/24", "8.8.8.0/24 is not a private range"),
         ("garbage", "'garbage' is not an IPv4 network"),
+        # Python calls these "private" too; the README's private /24 is RFC 1918's, one /24 of it.
+        ("127.0.0.0/24", "127.0.0.0/24 is not a private range: use a /24 in 10/8, 172.16/12 or 192.168/16"),
+        ("169.254.0.0/24", "169.254.0.0/24 is not a private range"),
+        ("0.0.0.0/24", "0.0.0.0/24 is not a private range"),
+        ("10.0.0.0/8", "10.0.0.0/8 is a /8: the local cluster takes one private /24, such as 10.0.0.0/24"),
+        ("192.168.0.0/16", "192.168.0.0/16 is a /16: the local cluster takes one private /24"),
+        ("10.71.0.0/28", "10.71.0.0/28 is a /28: the local cluster takes one private /24, such as 10.71.0.0/24"),
     ],
 )
-def test_bad_subnet(subnet: str, says: str, isolated: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert_refused(*run_cli(["cluster", "up", "--subnet", subnet], capsys), USAGE, "argument --subnet", says)
-
-
-def test_subnet_too_small_for_the_hosts(
-    isolated: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+def test_bad_subnet(
+    subnet: str, says: str, isolated: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    write_state(isolated / "state")
+    kept = snapshot(isolated / "state")
     monkeypatch.setattr(provider, "up", tripwire("bring a cluster up"))
-    rc, out = run_cli(["cluster", "up", "--subnet", "10.71.0.0/28", "--hosts", "6"], capsys)
-    assert_refused(rc, out, USAGE, "subnet 10.71.0.0/28 is too small for 6 hosts", "fix: use a /24")
+    for argv in (["cluster", "up", "--subnet", subnet], ["up", "--subnet", subnet, "--hosts", "6"]):
+        assert_refused(*run_cli(argv, capsys), USAGE, "argument --subnet", says)
+    assert snapshot(isolated / "state") == kept
 
 
 def test_unknown_deploy_tag(capsys: pytest.CaptureFixture[str]) -> None:
