@@ -306,6 +306,11 @@ def test_ansible_playbook_missing_keeps_the_last_deploy_log(
 
 # --- report inputs ---------------------------------------------------------------------------
 
+# A results file as the recorder writes it (test_results_schema.py proves the schema takes the real thing).
+RUN = {"started": "2026-01-01T10:00:00", "finished": "2026-01-01T10:05:00", "environment": {}, "tests": []}
+TEST = {"nodeid": "ptl_tests/test_x.py::test_y", "outcome": "passed", "duration": 1.5, "specs": [], "guards": []}
+TEST |= {"differences": []}
+
 
 @pytest.mark.parametrize(
     ("content", "says"),
@@ -313,9 +318,17 @@ def test_ansible_playbook_missing_keeps_the_last_deploy_log(
         (None, "does not exist"),
         ('{"tests": [', "is not valid JSON: Expecting value (line 1, column 12)"),
         ("[1, 2]", "is not a test run's results: it holds a JSON list, not an object"),
-        ('{"tests": [{"nodeid": "t"}]}', "is not a test run's results: tests[0] has no 'nodeid' and 'outcome' strings"),
+        (
+            '{"foo": 1}',
+            "is not a test run's results: has no 'started', 'finished', 'environment', 'tests'",
+        ),
+        (json.dumps({**RUN, "foo": 1}), "unknown keys ['foo']; known: started, finished, environment, tests, clusters"),
+        (json.dumps({**RUN, "tests": [{"nodeid": "t"}]}), "tests[0]: has no 'outcome', 'duration', 'specs'"),
+        (json.dumps({**RUN, "tests": [{**TEST, "outcome": "won"}]}), "tests[0]: outcome 'won' is not one of passed"),
+        (json.dumps({**RUN, "tests": [{**TEST, "specs": "RD-1"}]}), "tests[0]: 'specs' is str, not a list"),
+        (json.dumps({**RUN, "environment": []}), "'environment' is list, not an object"),
     ],
-    ids=["missing", "bad-json", "not-an-object", "no-outcome"],
+    ids=["missing", "bad-json", "not-an-object", "foo", "unknown-key", "no-outcome", "bad-outcome", "specs-str", "env"],
 )
 def test_report_results_file(
     content: str | None, says: str, tmp_root: Path, capsys: pytest.CaptureFixture[str]
