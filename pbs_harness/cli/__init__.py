@@ -50,6 +50,15 @@ def build_parser() -> argparse.ArgumentParser:
     from pbs_harness.localcluster.spec import DEFAULT_HOSTS, DEFAULT_PREFIX, DEFAULT_SUBNET
 
     parser = argparse.ArgumentParser(prog="pbs-harness", description=__doc__)
+    parser.add_argument("--version", action="version", version=version_line(), help="print the version and exit")
+    parser.add_argument(
+        "-i",
+        "--inventory",
+        dest="inventory_before_verb",
+        action="append",
+        metavar="INVENTORY",
+        help="inventory path for deploy, verify, up and test (before the verb or after it, as you like)",
+    )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def shape(p: argparse.ArgumentParser) -> None:
@@ -111,7 +120,15 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("verify", help="testinfra checks of the deployed hosts")
     target(p)
     p.set_defaults(func=cmd_verify)
-    p = sub.add_parser("test", help="run the acceptance suites (extra args go to pytest)")
+    p = sub.add_parser(
+        "test",
+        help="run the acceptance suites (extra args go to pytest)",
+        add_help=False,
+        usage="pbs-harness test [-i INVENTORY ...] [--clusters N] [--state-dir DIR] [pytest options and paths]",
+        description="Run the acceptance suites with pytest. The options below are the harness's own, anywhere on "
+        "the line; every other argument goes to pytest, in order (its options follow).",
+    )
+    p.add_argument("-h", "--help", action=TestHelp, help="show this help, then pytest's options, and exit")
     p.add_argument(
         "-i",
         "--inventory",
@@ -127,8 +144,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--state-dir", help="state directory of the first local cluster (with --clusters; default as for up)"
     )
-    p.add_argument("pytest_args", nargs=argparse.REMAINDER, help="arguments for pytest")
-    p.set_defaults(func=cmd_test)
+    p.set_defaults(func=cmd_test, pytest_args=[])
     p = sub.add_parser("report", help="write reports/conformance.{html,md,json} from the last test run")
     p.add_argument("--results", help="results JSON of a run (default reports/results.json)")
     p.add_argument("--out", help="output folder (default reports/)")
@@ -145,7 +161,12 @@ def build_parser() -> argparse.ArgumentParser:
         csub, "ssh", "SSH into a host as root or the login user (optionally run a command)", cmd_cluster_ssh
     )
     p.add_argument("host")
-    p.add_argument("command", nargs=argparse.REMAINDER)
+    p.add_argument(
+        "remote_command",
+        nargs=argparse.REMAINDER,
+        metavar="command",
+        help="command to run on HOST (harness options such as --state-dir may come first)",
+    )
     for verb, text in (
         ("crash", "every process of HOST dies at once"),
         ("boot", "start HOST again (same name, IP and disk; sshd and PBS start)"),
@@ -158,31 +179,168 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def version_line() -> str:
+    """`pbs-harness --version`: the package's version, the Python that runs it and the checkout it uses."""
+    from importlib import metadata
+
+    from pbs_harness import project
+
+    try:
+        version = metadata.version("pbs-harness")
+    except metadata.PackageNotFoundError:
+        version = "(not installed: `make venv` installs it)"
+    try:
+        checkout = f"checkout {project.root()}"
+    except HarnessError:
+        checkout = "no checkout found (playbooks, roles and suites live in the git checkout; see the README)"
+    return f"pbs-harness {version} (Python {sys.version.split()[0]}; {checkout})"
+
+
+class TestHelp(argparse.Action):
+    """`test --help`: the harness's own options, then pytest's (everything else on the line goes to pytest)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: object) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)  # type: ignore[arg-type]
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
+        import subprocess
+
+        from pbs_harness import project
+
+        try:
+            root = project.root()
+            argv = [sys.executable, "-m", "pytest", "--help", "-p", "no:cacheprovider", str(root / "ptl_tests")]
+            proc = subprocess.run(argv, cwd=root, capture_output=True, text=True, timeout=120, check=False)
+            pytest_help = proc.stdout or proc.stderr
+        except (HarnessError, OSError, subprocess.TimeoutExpired) as exc:
+            pytest_help = f"(pytest --help could not run: {exc})"
+        parser.print_help()
+        print("\npytest's options (pbs-harness test passes them on; the suites' own are under 'custom options'):\n")
+        print(pytest_help)
+        parser.exit()
+
+
+# Harness options of `test`, wherever they are on its line; every other argument goes to pytest.
+_TEST_OPTIONS = ("-i", "--inventory", "--clusters", "--state-dir")
+_TEST_FLAGS = ("-h", "--help")
+# pytest options whose value is the next argument: that value is pytest's even if it looks like ours.
+_PYTEST_VALUED = frozenset(
+    {
+        *("-k", "-m", "-p", "-c", "-o", "-W", "-r", "-n", "--deselect", "--ignore", "--ignore-glob", "--junitxml"),
+        *("--junit-xml", "--html", "--rootdir", "--basetemp", "--confcutdir", "--results-json", "--maxfail", "--tb"),
+        *("--dist", "--timeout", "--durations", "--log-level", "--override-ini", "--capture", "--color"),
+        *("--import-mode", "--worker-inventory", "--max-worker-restart"),
+    }
+)
+# Options the top-level parser takes before the verb, with a value.
+_GLOBAL_VALUED = ("-i", "--inventory")
+
+
+def split_test_args(argv: list[str]) -> tuple[list[str], list[str]]:
+    """For `test`: (the line with only the harness's options, the arguments for pytest in order). Other
+    verbs: (argv, []). `--` ends the harness's options: what follows goes to pytest as it is."""
+    i = 0
+    while i < len(argv) and argv[i].startswith("-"):
+        i += 2 if argv[i] in _GLOBAL_VALUED else 1
+    if i >= len(argv) or argv[i] != "test":
+        return argv, []
+    ours, pytest_args = argv[: i + 1], []
+    rest = argv[i + 1 :]
+    j = 0
+    while j < len(rest):
+        arg = rest[j]
+        name = arg.split("=", 1)[0]
+        if arg == "--":
+            pytest_args += rest[j + 1 :]
+            break
+        if arg in _TEST_FLAGS:
+            ours.append(arg)
+        elif name in _TEST_OPTIONS:
+            valued = "=" in arg or j + 1 >= len(rest)
+            ours += [arg] if valued else [arg, rest[j + 1]]
+            j += 0 if valued else 1
+        elif arg.startswith("-i") and len(arg) > 2 and not arg.startswith("--"):
+            ours += ["-i", arg[2:]]  # -iPATH
+        elif arg in _PYTEST_VALUED and j + 1 < len(rest):
+            pytest_args += [arg, rest[j + 1]]
+            j += 1
+        else:
+            pytest_args.append(arg)
+        j += 1
+    return ours, pytest_args
+
+
+def _inventory_before_verb(args: argparse.Namespace) -> None:
+    """`pbs-harness -i INV deploy`: the inventory given before the verb, for the verbs that take one."""
+    before = args.inventory_before_verb or []
+    if not before:
+        return
+    if not hasattr(args, "inventory"):
+        verb = " ".join(v for v in (args.command, getattr(args, "verb", None)) if isinstance(v, str))
+        raise errors.UsageError(
+            f"-i/--inventory {before[0]}: `{verb}` takes no inventory",
+            "-i names the hosts of deploy, verify, up and test; the local-cluster verbs take --state-dir",
+        )
+    if args.command == "test":
+        args.inventory = [*before, *(args.inventory or [])]
+        return
+    given = [*before, *([args.inventory] if args.inventory else [])]
+    if len(set(given)) > 1:
+        raise errors.UsageError(
+            f"{args.command} takes one inventory, and was given {len(given)}: {', '.join(given)}",
+            "give one -i (several inventories are for `test`: one worker per cluster)",
+        )
+    args.inventory = given[0]
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised in the main thread as Ctrl-C is, so that every `finally` and cleanup runs."""
+
+
+def _terminate(signum: int, _frame: object) -> None:
+    raise Terminated(f"signal {signum}")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     import logging
+    import signal
+    import threading
+
+    from pbs_harness.localcluster import state
 
     # paramiko logs a traceback for every SSH connection that fails; the harness reports those
     # failures itself, naming the host. A handler of its own keeps Python from printing them.
     paramiko_log = logging.getLogger("paramiko")
     if not paramiko_log.handlers:
         paramiko_log.addHandler(logging.NullHandler())
+    state.named_by_option(False)
     parser = build_parser()
+    line, pytest_args = split_test_args(list(sys.argv[1:] if argv is None else argv))
     try:
-        # `test` passes whatever it does not know to pytest (e.g. `pbs-harness test -q -k smoke`).
-        args, unknown = parser.parse_known_args(argv)
-        if unknown:
-            if getattr(args, "command", None) != "test":
-                parser.error(f"unrecognized arguments: {' '.join(unknown)}")
-            args.pytest_args = [*unknown, *args.pytest_args]
-    except SystemExit as exc:  # argparse has printed the usage and the error (or the help)
+        args = parser.parse_args(line)
+    except SystemExit as exc:  # argparse has printed the usage and the error (or the help, or the version)
         return errors.EXIT_OK if exc.code in (0, None) else errors.EXIT_USAGE
+    except BrokenPipeError:  # the help went to a reader that stopped early (`| head`): nothing left to say
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return errors.EXIT_OK
+    if args.command == "test":
+        args.pytest_args = pytest_args
+    # SIGTERM (a CI job cancelled, `timeout`, `kill`) ends a verb as Ctrl-C does: cleanup, a message, 130.
+    main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _terminate) if main_thread else None
     try:
+        _inventory_before_verb(args)
         return int(args.func(args))
     except HarnessError as exc:
         print(f"pbs-harness: error: {exc}", file=sys.stderr)
         return exc.exit_code
-    except KeyboardInterrupt:
-        print("pbs-harness: interrupted", file=sys.stderr)
+    except KeyboardInterrupt as exc:
+        what = "SIGTERM" if isinstance(exc, Terminated) else "Ctrl-C (SIGINT)"
+        print(
+            f"pbs-harness: interrupted by {what}: stopped before the {args.command} finished (exit 130); "
+            "running the same command again picks up where it stopped (up, deploy and verify are idempotent)",
+            file=sys.stderr,
+        )
         return errors.EXIT_INTERRUPTED
     except OSError as exc:
         # The machine refused something no check foresaw (disk full, permissions): say what, not where.
@@ -193,6 +351,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return errors.EXIT_PRECONDITION
+    finally:
+        if main_thread:
+            signal.signal(signal.SIGTERM, previous)
 
 
 if __name__ == "__main__":

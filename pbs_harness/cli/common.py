@@ -34,8 +34,8 @@ def check_state_dir() -> None:
     from pbs_harness.localcluster import state
 
     where = state.state_dir()
-    named = f"{where} (PBS_HARNESS_STATE_DIR)" if "PBS_HARNESS_STATE_DIR" in os.environ else str(where)
-    hint = f"point PBS_HARNESS_STATE_DIR at a directory root can write, or unset it (default {state.DEFAULT_STATE_DIR})"
+    named = state.describe_dir()
+    hint = f"give a directory root can write ({state.STATE_DIR_MEANS})"
     if where.exists() and not where.is_dir():
         raise PreconditionError(f"the state directory {named} is not a directory", hint)
     existing = next(p for p in (where, *where.parents) if p.exists())
@@ -46,10 +46,11 @@ def check_state_dir() -> None:
 
 def use_state_dir(args: argparse.Namespace) -> None:
     """--state-dir selects the cluster, for this process and the tools it starts (ansible-inventory)."""
-    if getattr(args, "state_dir", None):
-        from pbs_harness.localcluster import state
+    from pbs_harness.localcluster import state
 
+    if getattr(args, "state_dir", None):
         os.environ[state.STATE_DIR_ENV] = os.path.abspath(args.state_dir)
+        state.named_by_option(True)
 
 
 def host_count(text: str) -> int:

@@ -47,7 +47,7 @@ def fleet_inventories(requested: int | str) -> list[str | None]:
         if requested in ("auto", 1):
             return [None]  # the suites say themselves that no cluster is up
         raise PreconditionError(
-            f"no local cluster is up in {state.state_dir()}",
+            f"no local cluster is up in {state.describe_dir()}",
             f"bring them up first: pbs-harness up --clusters {requested}",
         )
     count = len(members) if requested == "auto" else int(requested)

@@ -171,8 +171,11 @@ def test_state_dir_is_a_file(
     monkeypatch.setattr(provider, "up", tripwire("bring a cluster up"))
     rc, out = run_cli(["cluster", "up"], capsys)
     assert_refused(
-        rc, out, PRECONDITION, f"the state directory {state} (PBS_HARNESS_STATE_DIR) is not a directory",
-        "fix: point PBS_HARNESS_STATE_DIR at a directory root can write",
+        rc, out, PRECONDITION,
+        f"the state directory {state} (from the environment variable PBS_HARNESS_STATE_DIR, which names the local "
+        "cluster's state directory) is not a directory",
+        "fix: give a directory root can write (each local cluster keeps its record in a state directory of its own, "
+        "named by --state-dir DIR or by the environment variable PBS_HARNESS_STATE_DIR=DIR",
     )  # fmt: skip
     assert state.read_text() == "a file a user keeps\n"
 
@@ -185,7 +188,7 @@ def test_state_dir_cannot_be_created(
     monkeypatch.setenv("PBS_HARNESS_STATE_DIR", str(blocker / "state"))
     monkeypatch.setattr(provider, "up", tripwire("bring a cluster up"))
     rc, out = run_cli(["cluster", "up"], capsys)
-    assert_refused(rc, out, PRECONDITION, "cannot be created or written", "fix: point PBS_HARNESS_STATE_DIR")
+    assert_refused(rc, out, PRECONDITION, "cannot be created or written", "fix: give a directory root can write")
 
 
 @pytest.mark.parametrize("argv", [["cluster", "status"], ["cluster", "down"], ["deploy"]], ids=" ".join)
