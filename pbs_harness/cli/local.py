@@ -42,6 +42,8 @@ def cmd_cluster_up(args: argparse.Namespace) -> int:
     from pbs_harness.localcluster import provider, written_inventory
 
     use_state_dir(args)
+    if args.write_inventory:  # a path that cannot be written is refused before anything is looked at or made
+        written_inventory.check_target(Path(args.write_inventory).resolve())
     if args.subnet == "auto":
         from pbs_harness.cli import fleet_up
 

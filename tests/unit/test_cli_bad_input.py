@@ -371,3 +371,44 @@ def test_report_without_any_results_says_so(tmp_root: Path, capsys: pytest.Captu
     assert rc == errors.EXIT_OK
     assert "no results at" in out
     assert "Traceback" not in out
+
+
+# --- --write-inventory -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("target", "says"),
+    [
+        ("/dev/null/inventory", "--write-inventory /dev/null/inventory: cannot be created: /dev/null is not a directory"),
+        ("FILE/inventory", "cannot be created: FILE is not a directory"),
+        ("FILE", "--write-inventory FILE: exists and is not a directory"),
+        ("FULL", "the directory holds something other than an inventory pbs-harness wrote"),
+    ],
+    ids=["under-a-device", "under-a-file", "a-file", "a-folder-in-use"],
+)
+@pytest.mark.parametrize("verb", [["up"], ["cluster", "up"], ["up", "--clusters", "auto"]], ids=" ".join)
+def test_write_inventory_path_refused_before_anything_is_made(
+    target: str,
+    says: str,
+    verb: list[str],
+    isolated: Path,
+    as_root: None,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Used to be found once the cluster was up (`up` wrote the inventory last). The network probes of
+    --subnet auto and --clusters auto, and bringing a cluster up, are tripwires."""
+    kept_file = isolated / "notes.txt"
+    kept_file.write_text("kept\n")
+    full = isolated / "full"
+    full.mkdir()
+    (full / "mine.txt").write_text("mine\n")
+    target = target.replace("FILE", str(kept_file)).replace("FULL", str(full))
+    says = says.replace("FILE", str(kept_file))
+    write_state(isolated / "state")
+    kept = snapshot(isolated)
+    monkeypatch.setattr(provider, "up", tripwire("bring a cluster up"))
+    monkeypatch.setattr(network, "machine_networks", tripwire("probe this machine's networks"))
+    rc, out = run_cli([*verb, "--subnet", "auto", "--write-inventory", target], capsys)
+    assert_refused(rc, out, PRECONDITION, says, "fix: give a new")
+    assert snapshot(isolated) == kept
