@@ -379,7 +379,7 @@ def test_report_without_any_results_says_so(tmp_root: Path, capsys: pytest.Captu
 @pytest.mark.parametrize(
     ("target", "says"),
     [
-        ("/dev/null/inventory", "--write-inventory /dev/null/inventory: cannot be created: /dev/null is not a directory"),
+        ("/dev/null/inv", "--write-inventory /dev/null/inv: cannot be created: /dev/null is not a directory"),
         ("FILE/inventory", "cannot be created: FILE is not a directory"),
         ("FILE", "--write-inventory FILE: exists and is not a directory"),
         ("FULL", "the directory holds something other than an inventory pbs-harness wrote"),
@@ -391,6 +391,7 @@ def test_write_inventory_path_refused_before_anything_is_made(
     target: str,
     says: str,
     verb: list[str],
+    *,
     isolated: Path,
     as_root: None,
     capsys: pytest.CaptureFixture[str],
