@@ -50,7 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
     from pbs_harness.localcluster.spec import DEFAULT_HOSTS, DEFAULT_PREFIX, DEFAULT_SUBNET
 
     parser = argparse.ArgumentParser(prog="pbs-harness", description=__doc__)
-    parser.add_argument("--version", action="version", version=version_line(), help="print the version and exit")
+    parser.add_argument("--version", action=Version, help="print the version and exit")
     parser.add_argument(
         "-i",
         "--inventory",
@@ -194,6 +194,17 @@ def version_line() -> str:
     except HarnessError:
         checkout = "no checkout found (playbooks, roles and suites live in the git checkout; see the README)"
     return f"pbs-harness {version} (Python {sys.version.split()[0]}; {checkout})"
+
+
+class Version(argparse.Action):
+    """`--version`: one line, unwrapped, worked out only when asked for."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: object) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)  # type: ignore[arg-type]
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
+        print(version_line())
+        parser.exit()
 
 
 class TestHelp(argparse.Action):
