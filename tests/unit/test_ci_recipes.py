@@ -131,7 +131,8 @@ def test_python_311_is_set_in_every_job_that_installs_the_harness() -> None:
     data = yaml.safe_load((ROOT / "examples" / "ci" / "github-actions.yml").read_text())
     for job, spec in data["jobs"].items():
         setup = [s for s in spec["steps"] if str(s.get("uses", "")).startswith("actions/setup-python@")]
-        assert setup and setup[0]["with"]["python-version"] == "3.11", job
+        assert setup, job
+        assert setup[0]["with"]["python-version"] == "3.11", job
         assert all("PYTHON=" in s["run"] for s in spec["steps"] if "make " in s.get("run", "")), job
     gitlab = yaml.safe_load((ROOT / "examples" / "ci" / "gitlab-ci.yml").read_text())
     for job in ("acceptance:local-cluster", "acceptance:vm-cluster"):
