@@ -44,7 +44,7 @@ rm -rf "$out"
 mkdir -p "$out/inventory"
 abs=$(cd "$out" && pwd)
 inv="$abs/inventory"
-cp -r "$base/group_vars" "$inv/"
+cp -rL "$base/group_vars" "$inv/"  # -L: a base may share files through symlinks (examples/six-vms)
 # The copies live in another folder: {{ inventory_dir }} in them (e.g. openpbs_hooks_src_dir, the hook sources
 # found from inventory/cloud.example/../../hooks) would name OUT_DIR. Make it the base's absolute path.
 base_abs=$(cd "$base" && pwd)
