@@ -79,6 +79,7 @@ SCRIPTS = [
     ROOT / "examples" / "ci" / "vm-inventory.sh",
     ROOT / "scripts" / "install-openpbs-from-source.sh",
     *sorted((ROOT / "scripts" / "ci").glob("*.sh")),
+    *sorted((ROOT / "bench").glob("*.sh")),
 ]
 
 
