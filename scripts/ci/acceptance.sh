@@ -41,17 +41,24 @@ rc=0
 make acceptance "${make_args[@]}" || rc=$?
 if [ "${CI_VM_JOB_CHECK:-1}" = 1 ] && [ -f "$PBS_HARNESS_STATE_DIR/inventory/hosts.yml" ]; then
   # The VM-cluster job's script, for real: the first cluster as if it were VMs (its written inventory, key
-  # and pinned host keys as the job's secrets). Its reports go to a folder of their own.
-  cp reports/junit.xml reports/junit-acceptance.xml 2>/dev/null || true
+  # and pinned host keys as the job's secrets). Its reports go to reports/vm-job/; the acceptance run's
+  # stay where they are.
   echo "acceptance: the VM-cluster job's scripts against $prefix.. (deploy, then -m smoke)"
+  kept=(junit.xml acceptance.html results.json conformance.html conformance.md conformance.json)
+  rm -rf reports/.acceptance reports/vm-job
+  mkdir -p reports/.acceptance reports/vm-job
+  for f in "${kept[@]}"; do [ ! -e "reports/$f" ] || cp -p "reports/$f" reports/.acceptance/; done
   inv=$PBS_HARNESS_STATE_DIR/inventory
   key=$(.venv/bin/python -c 'import sys, yaml; print(yaml.safe_load(open(sys.argv[1]))["all"]["vars"]["ansible_ssh_private_key_file"])' "$inv/hosts.yml")
   vm_rc=0
   PBSH_HOSTS_FILE=$inv/hosts.yml PBSH_KNOWN_HOSTS_FILE=$inv/.ssh/known_hosts PBSH_SSH_KEY_FILE=$key \
     PBSH_SSH_USER=root PBSH_INVENTORY_BASE=$inv PBSH_DEPLOY=true PBSH_WORK=$PBS_HARNESS_STATE_DIR/vm-job \
     PYTEST_ARGS="-m smoke" scripts/ci/vm-cluster.sh || vm_rc=$?
-  mv reports/junit.xml reports/junit-vm-job.xml 2>/dev/null || true
-  mv reports/junit-acceptance.xml reports/junit.xml 2>/dev/null || true
+  for f in "${kept[@]}"; do
+    [ ! -e "reports/$f" ] || mv "reports/$f" reports/vm-job/
+    [ ! -e "reports/.acceptance/$f" ] || mv "reports/.acceptance/$f" reports/
+  done
+  rmdir reports/.acceptance
   [ "$vm_rc" = 0 ] || { echo "acceptance: the VM-cluster job's scripts failed (exit $vm_rc)"; [ "$rc" != 0 ] || rc=$vm_rc; }
 fi
 "$harness" down
