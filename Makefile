@@ -56,7 +56,7 @@ unit: venv
 # The acceptance suites are collected here, not run: every suite imports and its markers and spec tags are
 # known, whether or not a cluster is up. They run in `make acceptance` (or `pbs-harness test`).
 test: lint unit
-	$(PY) -m pytest ptl_tests -qq --collect-only -p no:cacheprovider $(PYTEST_ARGS)
+	$(PY) -m pytest ptl_tests -qq --collect-only -p no:cacheprovider
 
 # Not -q: a line per finished test (suite, name, outcome, duration) keeps a long run followable.
 acceptance: venv

@@ -1,8 +1,9 @@
 """`pbs-harness` command line: cluster lifecycle, deploy, verify, test.
 
-One module per concern: common (progress, checks, argument types), local (local-cluster verbs),
-fleet_up (`--clusters N`), deploy (deploy, verify, up), test (test, report). This module builds the
-parser and runs a verb, turning errors into the exit codes of errors.EXIT_CODES.
+One module per concern: argv (the line's conventions), common (progress, checks, argument types),
+local (local-cluster verbs), fleet_up (`--clusters N`), deploy (deploy, verify, up), test (test,
+report). This module builds the parser and runs a verb, turning errors into the exit codes of
+errors.EXIT_CODES; SIGTERM ends a verb as Ctrl-C does.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import sys
 from collections.abc import Sequence
 
 from pbs_harness import errors
+from pbs_harness.cli.argv import TestHelp, Version, inventory_before_verb, split_test_args
 from pbs_harness.cli.common import DEBUG_ENV, cluster_count, host_count, seconds, subnet, tags
 from pbs_harness.cli.deploy import cmd_deploy, cmd_up, cmd_verify
 from pbs_harness.cli.local import (
@@ -179,131 +181,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def version_line() -> str:
-    """`pbs-harness --version`: the package's version, the Python that runs it and the checkout it uses."""
-    from importlib import metadata
-
-    from pbs_harness import project
-
-    try:
-        version = metadata.version("pbs-harness")
-    except metadata.PackageNotFoundError:
-        version = "(not installed: `make venv` installs it)"
-    try:
-        checkout = f"checkout {project.root()}"
-    except HarnessError:
-        checkout = "no checkout found (playbooks, roles and suites live in the git checkout; see the README)"
-    return f"pbs-harness {version} (Python {sys.version.split()[0]}; {checkout})"
-
-
-class Version(argparse.Action):
-    """`--version`: one line, unwrapped, worked out only when asked for."""
-
-    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: object) -> None:
-        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)  # type: ignore[arg-type]
-
-    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
-        print(version_line())
-        parser.exit()
-
-
-class TestHelp(argparse.Action):
-    """`test --help`: the harness's own options, then pytest's (everything else on the line goes to pytest)."""
-
-    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: object) -> None:
-        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)  # type: ignore[arg-type]
-
-    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
-        import subprocess
-
-        from pbs_harness import project
-
-        try:
-            root = project.root()
-            argv = [sys.executable, "-m", "pytest", "--help", "-p", "no:cacheprovider", str(root / "ptl_tests")]
-            proc = subprocess.run(argv, cwd=root, capture_output=True, text=True, timeout=120, check=False)
-            pytest_help = proc.stdout or proc.stderr
-        except (HarnessError, OSError, subprocess.TimeoutExpired) as exc:
-            pytest_help = f"(pytest --help could not run: {exc})"
-        parser.print_help()
-        print("\npytest's options (pbs-harness test passes them on; the suites' own are under 'custom options'):\n")
-        print(pytest_help)
-        parser.exit()
-
-
-# Harness options of `test`, wherever they are on its line; every other argument goes to pytest.
-_TEST_OPTIONS = ("-i", "--inventory", "--clusters", "--state-dir")
-_TEST_FLAGS = ("-h", "--help")
-# pytest options whose value is the next argument: that value is pytest's even if it looks like ours.
-_PYTEST_VALUED = frozenset(
-    {
-        *("-k", "-m", "-p", "-c", "-o", "-W", "-r", "-n", "--deselect", "--ignore", "--ignore-glob", "--junitxml"),
-        *("--junit-xml", "--html", "--rootdir", "--basetemp", "--confcutdir", "--results-json", "--maxfail", "--tb"),
-        *("--dist", "--timeout", "--durations", "--log-level", "--override-ini", "--capture", "--color"),
-        *("--import-mode", "--worker-inventory", "--max-worker-restart"),
-    }
-)
-# Options the top-level parser takes before the verb, with a value.
-_GLOBAL_VALUED = ("-i", "--inventory")
-
-
-def split_test_args(argv: list[str]) -> tuple[list[str], list[str]]:
-    """For `test`: (the line with only the harness's options, the arguments for pytest in order). Other
-    verbs: (argv, []). `--` ends the harness's options: what follows goes to pytest as it is."""
-    i = 0
-    while i < len(argv) and argv[i].startswith("-"):
-        i += 2 if argv[i] in _GLOBAL_VALUED else 1
-    if i >= len(argv) or argv[i] != "test":
-        return argv, []
-    ours, pytest_args = argv[: i + 1], []
-    rest = argv[i + 1 :]
-    j = 0
-    while j < len(rest):
-        arg = rest[j]
-        name = arg.split("=", 1)[0]
-        if arg == "--":
-            pytest_args += rest[j + 1 :]
-            break
-        if arg in _TEST_FLAGS:
-            ours.append(arg)
-        elif name in _TEST_OPTIONS:
-            valued = "=" in arg or j + 1 >= len(rest)
-            ours += [arg] if valued else [arg, rest[j + 1]]
-            j += 0 if valued else 1
-        elif arg.startswith("-i") and len(arg) > 2 and not arg.startswith("--"):
-            ours += ["-i", arg[2:]]  # -iPATH
-        elif arg in _PYTEST_VALUED and j + 1 < len(rest):
-            pytest_args += [arg, rest[j + 1]]
-            j += 1
-        else:
-            pytest_args.append(arg)
-        j += 1
-    return ours, pytest_args
-
-
-def _inventory_before_verb(args: argparse.Namespace) -> None:
-    """`pbs-harness -i INV deploy`: the inventory given before the verb, for the verbs that take one."""
-    before = args.inventory_before_verb or []
-    if not before:
-        return
-    if not hasattr(args, "inventory"):
-        verb = " ".join(v for v in (args.command, getattr(args, "verb", None)) if isinstance(v, str))
-        raise errors.UsageError(
-            f"-i/--inventory {before[0]}: `{verb}` takes no inventory",
-            "-i names the hosts of deploy, verify, up and test; the local-cluster verbs take --state-dir",
-        )
-    if args.command == "test":
-        args.inventory = [*before, *(args.inventory or [])]
-        return
-    given = [*before, *([args.inventory] if args.inventory else [])]
-    if len(set(given)) > 1:
-        raise errors.UsageError(
-            f"{args.command} takes one inventory, and was given {len(given)}: {', '.join(given)}",
-            "give one -i (several inventories are for `test`: one worker per cluster)",
-        )
-    args.inventory = given[0]
-
-
 class Terminated(KeyboardInterrupt):
     """SIGTERM, raised in the main thread as Ctrl-C is, so that every `finally` and cleanup runs."""
 
@@ -340,7 +217,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     main_thread = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, _terminate) if main_thread else None
     try:
-        _inventory_before_verb(args)
+        inventory_before_verb(args)
         return int(args.func(args))
     except HarnessError as exc:
         print(f"pbs-harness: error: {exc}", file=sys.stderr)
