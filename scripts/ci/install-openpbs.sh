@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # OpenPBS on THIS machine, for the local cluster of namespaced hosts (they share its /opt/pbs).
 #
-#   scripts/ci/install-openpbs.sh
+#   scripts/ci/install-openpbs.sh            install it (below)
+#   scripts/ci/install-openpbs.sh --source   print the source archive or tree it would build from
+#                                            (OPENPBS_SOURCE, or the archive found above the checkout)
+#                                            and install nothing: the OPENPBS of hosts that install
+#                                            OpenPBS themselves (FLAVOUR=system)
 #
 # The first of these that applies:
 #   OPENPBS_ZIP_URL + OPENPBS_ZIP_SHA256   an official release zip (openpbs_<version>.<distro>.zip): its
@@ -64,6 +68,16 @@ find_default_archive() {
   done
   return 1
 }
+
+if [ "${1:-}" = --source ]; then
+  if [ -n "${OPENPBS_SOURCE:-}" ]; then
+    echo "$OPENPBS_SOURCE"
+  elif ! find_default_archive; then
+    die "no OpenPBS source is named, and no $default_archive is found above the checkout" \
+      "set OPENPBS_SOURCE to an OpenPBS source archive or tree"
+  fi
+  exit 0
+fi
 
 if [ -n "${OPENPBS_ZIP_URL:-}" ]; then
   say "from the release zip $OPENPBS_ZIP_URL"

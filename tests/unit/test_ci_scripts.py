@@ -115,6 +115,22 @@ def test_no_openpbs_builds_the_archive_found_above_the_checkout(checkout_copy: P
     assert "pbs_version = stub in /opt/pbs" in run.stdout
 
 
+def test_the_source_for_hosts_that_install_openpbs_themselves(checkout_copy: Path, tmp_path: Path) -> None:
+    """FLAVOUR=system: .ci/run passes the source the openpbs stage would build as OPENPBS; nothing installed."""
+    archive = tmp_path / "shared" / "openpbs" / "openpbs-master-cd7ab5e.tar.gz"
+    archive.parent.mkdir(parents=True)
+    archive.write_bytes(b"")
+    script = checkout_copy / "scripts" / "ci" / "install-openpbs.sh"
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("OPENPBS_")}
+    found = subprocess.run([str(script), "--source"], capture_output=True, text=True, check=False, env=clean)
+    assert (found.returncode, found.stdout) == (0, f"{archive}\n")
+    named = subprocess.run(
+        [str(script), "--source"], capture_output=True, text=True, check=False, env={**clean, "OPENPBS_SOURCE": "/x"}
+    )
+    assert named.stdout == "/x\n"
+    assert "stub build" not in found.stdout + named.stdout
+
+
 @needs_namespaces
 def test_openpbs_source_names_another_source(checkout_copy: Path, tmp_path: Path) -> None:
     run = without_openpbs(checkout_copy, OPENPBS_SOURCE=str(tmp_path / "openpbs-src"))
