@@ -85,7 +85,7 @@ for n in $(seq 1 "$runs"); do
   summary=$(grep -E '^[0-9]+ (passed|failed)|[0-9]+ (passed|failed).* in [0-9.]+s' "$log" | tr '\n' ' ')
   echo "fresh-clone: run $n: exit $rc in $((SECONDS - start))s: ${summary:-no pytest summary} (log: $log)"
   if [ "$rc" = 0 ]; then
-    rm -rf "$clone/pbs-harness"  # keep the log only
+    rm -rf "$clone/pbs-harness" "$clone"/hidden.*  # keep the log only
   else
     failed=1
     tail -n 30 "$log"
