@@ -15,6 +15,13 @@ CLUSTERS  ?= auto
 # Extra arguments of `pbs-harness up` in `make acceptance`, e.g. UP_ARGS="--name-prefix ci --subnet auto"
 # (with PBS_HARNESS_STATE_DIR set) for clusters of their own beside another checkout's.
 UP_ARGS   ?=
+# Kind of local host (docs/local-cluster.md): namespace (share this machine's /opt/pbs) or system (own
+# Debian root with systemd; OpenPBS from packages). OPENPBS: for system hosts, a release zip, a folder of
+# .deb/.rpm files, or an OpenPBS source archive or tree (built into packages, cached). IMAGE: their distribution.
+FLAVOUR   ?= namespace
+OPENPBS   ?=
+IMAGE     ?= debian-12
+HOST_ARGS := --flavour $(FLAVOUR) $(if $(filter system,$(FLAVOUR)),--image $(IMAGE)) $(if $(OPENPBS),--openpbs $(OPENPBS))
 
 .PHONY: venv test unit lint acceptance down bench bench-suites bench-parallel clean
 
@@ -60,7 +67,7 @@ test: lint unit
 
 # Not -q: a line per finished test (suite, name, outcome, duration) keeps a long run followable.
 acceptance: venv
-	$(HARNESS) up --clusters $(CLUSTERS) $(UP_ARGS)
+	$(HARNESS) up --clusters $(CLUSTERS) $(HOST_ARGS) $(UP_ARGS)
 	$(HARNESS) test --clusters $(CLUSTERS) $(PYTEST_ARGS)
 
 down: venv

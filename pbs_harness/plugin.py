@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from pbs_harness import availability, defects, outcome, precheck, project, session_lock
+from pbs_harness import availability, defects, outcome, precheck, project, release_features, session_lock
 from pbs_harness import baseline as baseline_mod
 from pbs_harness import inventory as inventory_mod
 from pbs_harness import topology as topology_mod
@@ -51,6 +51,8 @@ MARKERS = {
     "destructive": "changes the cluster beyond what the baseline restore repairs quickly",
     "ci": "subset run in CI",
     "needs_moms(n)": "skip unless the cluster has at least n moms",
+    "requires_feature(*names)": "skip, as not in this release, unless the cluster's OpenPBS has these features "
+    "(pbs_harness.release_features)",
     "spec(*ids)": "spec interfaces (catalogue ids) the test exercises",
     "guards(*ids)": "spec interfaces (of its spec ids) whose regression the test's own assertions would catch",
 }
@@ -95,6 +97,10 @@ def pytest_configure(config: pytest.Config) -> None:
         # A shell starts background jobs with SIGINT ignored; Ctrl-C/kill -INT must still heal.
         if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
             signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    release_features.check_markers(items)
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)
@@ -253,8 +259,11 @@ def harness_test(request: pytest.FixtureRequest, pbs: Pbs, baseline: baseline_mo
             collect.write_summary(folder, request.node.nodeid, since, longrepr, cluster=binding.cluster_name(inv))
         for host in pbs.cluster:
             host.recorders.remove(transcript.append)
+        if nemesis.log.events:  # the fault log (faults/log.py): in the JUnit of every test that injected one
+            request.node.user_properties.append(("faults", nemesis.log.text()))
         if folder is not None:
             collect.write_transcript(folder / "transcript.txt", transcript)
+            nemesis.log.write(folder / "faults.txt")
             request.node.user_properties.append(("evidence", str(folder)))
             request.config.stash.setdefault(EVIDENCE_KEY, []).append(str(folder))
         leaks = baseline_mod.restore(pbs, baseline, repaired=_warn_repair)
@@ -282,6 +291,7 @@ def _acceptance_machinery(request: pytest.FixtureRequest) -> None:
         need = int(marker.args[0])
         if len(inv.moms) < need:
             pytest.skip(f"needs {need} moms, the cluster has {len(inv.moms)}")
+    release_features.skip_if_missing(request)
     request.getfixturevalue("harness_test")
 
 

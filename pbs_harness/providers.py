@@ -5,10 +5,11 @@ provider what only it knows: whether the harness brings its hosts up (so that ad
 `pbs-harness up`), how to heal them and check their network, and who brought them up. They never
 ask for a particular provider.
 
-Two providers, tried in this order:
-- the local cluster (pbs_harness.localcluster.inventory_provider): namespaced hosts the harness
-  runs on this machine, recognised by its inventory script before listing and by its hosts'
-  variables after (a written inventory is a plain file, but its hosts say they are local);
+Providers, tried in this order:
+- the local cluster (pbs_harness.localcluster.inventory_provider), one per flavour of host (system
+  hosts first, then namespace hosts): hosts the harness runs on this machine, recognised by its
+  inventory script before listing and by its hosts' variables after (a written inventory is a
+  plain file, but its hosts say they are local, and of which flavour);
 - static hosts (pbs_harness.static_hosts): any other inventory, e.g. cloud VMs.
 """
 
@@ -18,7 +19,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
-from pbs_harness.localcluster.inventory_provider import LOCAL
+from pbs_harness.localcluster.inventory_provider import LOCAL, LOCAL_SYSTEM
 from pbs_harness.static_hosts import STATIC
 
 # A host's inventory variables, as `ansible-inventory --list` gives them.
@@ -75,7 +76,8 @@ class Provider(Protocol):
         ...
 
 
-PROVIDERS: tuple[Provider, ...] = (LOCAL, STATIC)  # the first that recognises an inventory is its provider
+# The first that recognises an inventory is its provider.
+PROVIDERS: tuple[Provider, ...] = (LOCAL_SYSTEM, LOCAL, STATIC)
 
 
 def of_path(path: Path) -> Provider:

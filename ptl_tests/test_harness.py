@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 
 from pbs_harness import baseline as baseline_mod
-from pbs_harness import shell
+from pbs_harness import release_features, shell
+from pbs_harness.backends import for_host
+from pbs_harness.backends.ssh import SshHost
 from pbs_harness.evidence.logs import mom_log
-from pbs_harness.faults.ssh import DaemonKill, DaemonPause, SshPartition
-from pbs_harness.localcluster import hostproc, network, provider
-from pbs_harness.localcluster.spec import HostSpec
+from pbs_harness.faults import HostCrash, HostPartition, HostPause
 from pbs_harness.pbs.substates import RUNNING
 from pbs_harness.waits import wait_until
 
@@ -33,9 +33,10 @@ def local(inventory):
     return inventory
 
 
-def local_spec(cluster, name: str) -> HostSpec:
-    """The host's shape in the local cluster its inventory records (not the default state dir)."""
-    return provider.inventory_host(name, cluster.inventory.hosts[name].vars).spec
+def local_host(cluster, name: str):
+    """The host's backend in the local cluster its inventory records: its processes, address and
+    network namespace as this machine sees them (namespace and system hosts alike)."""
+    return for_host(cluster, name)
 
 
 def sister(topology, n: int = 1) -> str:
@@ -57,10 +58,10 @@ def ssh_banner(address: str, timeout: float = 2) -> bool:
         return False
 
 
-def process_states(spec) -> set[str]:
+def process_states(host) -> set[str]:
     """One-letter states (R, S, D, T...) of the host's processes, seen from the controller."""
     states = set()
-    for pid in hostproc.pids(spec):
+    for pid in host.pids():
         try:
             states.add(Path(f"/proc/{pid}/stat").read_text().split(") ")[1][0])
         except (FileNotFoundError, ProcessLookupError):
@@ -75,47 +76,48 @@ def mom_started(cluster, host: str) -> str:
 def test_partition_blocks_traffic_and_heal_restores(local, cluster, nemesis, topology) -> None:
     target, peer = sister(topology, 2), sister(topology, 1)
     assert tcp_open(cluster, peer, target, 15002)
+    host = local_host(cluster, target)
     fault = nemesis.partition(target)
-    assert network.is_partitioned(local_spec(cluster, target))
+    assert host.is_partitioned()
     assert not tcp_open(cluster, peer, target, 15002)
     # Outbound too: seen from inside the host's own network namespace (SSH to it is cut as well).
+    server_ip = local_host(cluster, cluster.inventory.server.name).spec.ip
     outbound = shell.run(
-        ["ip", "netns", "exec", local_spec(cluster, target).netns, "timeout", "3", "bash", "-c",
-         f"</dev/tcp/{cluster.server.name}/15001"]
-    )  # fmt: skip
+        ["ip", "netns", "exec", host.spec.netns, "timeout", "3", "bash", "-c", f"</dev/tcp/{server_ip}/15001"]
+    )
     assert not outbound.ok
-    assert not ssh_banner(local_spec(cluster, target).ip)
+    assert not ssh_banner(host.spec.ip)
     nemesis.heal(fault)
     assert tcp_open(cluster, peer, target, 15002)
 
 
 def test_crash_kills_every_process_and_boot_brings_sshd_and_mom_back(local, cluster, pbs, nemesis, topology) -> None:
     target = sister(topology, 3)
-    spec = local_spec(cluster, target)
+    host = local_host(cluster, target)
     before = mom_started(cluster, target)
     fault = nemesis.crash_host(target)
-    assert hostproc.pids(spec) == []
-    assert not ssh_banner(spec.ip)
+    assert host.pids() == []
+    assert not ssh_banner(host.spec.ip)
     # The server learns at once: the mom's connections closed with its processes.
     pbs.nodes.wait_state([target], "down", exact=False, timeout=30)
     nemesis.heal(fault)
-    assert ssh_banner(spec.ip)
+    assert ssh_banner(host.spec.ip)
     pbs.nodes.wait_state([target], "free", timeout=60)
     assert mom_started(cluster, target) != before
 
 
 def test_pause_freezes_and_resume_continues(local, cluster, nemesis, topology) -> None:
     target = sister(topology, 4)
-    spec = local_spec(cluster, target)
+    host = local_host(cluster, target)
     fault = nemesis.pause_host(target)
     # cgroup v1 freezer: frozen tasks show state D; sshd accepts TCP (kernel) but never answers.
-    states = process_states(spec)
+    states = process_states(host)
     assert states == {"D"}, states
-    assert not ssh_banner(spec.ip)
+    assert not ssh_banner(host.spec.ip)
     nemesis.heal(fault)
-    assert ssh_banner(spec.ip)
+    assert ssh_banner(host.spec.ip)
     # Thawing is asynchronous: each task leaves the frozen (D) state when the kernel next runs it.
-    wait_until(lambda: process_states(spec), lambda got: "D" not in got, timeout=10, describe="no task frozen (D)")
+    wait_until(lambda: process_states(host), lambda got: "D" not in got, timeout=10, describe="no task frozen (D)")
 
 
 def test_baseline_check_catches_leaked_node_state_and_server_attribute(pbs, baseline, topology) -> None:
@@ -168,20 +170,20 @@ def test_ctrl_c_during_a_partition_leaves_no_partition(local, cluster, tmp_path,
     )
     try:
         wait_until(ready.exists, bool, timeout=120, describe="child test partitioned its host")
-        assert network.is_partitioned(local_spec(cluster, target))
+        assert local_host(cluster, target).is_partitioned()
         child.send_signal(signal.SIGINT)
         out, _ = child.communicate(timeout=180)
     finally:
         if child.poll() is None:
             child.kill()
     assert child.returncode == 2, out  # pytest's exit code for an interrupted run
-    assert not network.is_partitioned(local_spec(cluster, target)), out
+    assert not local_host(cluster, target).is_partitioned(), out
 
 
 def test_ssh_side_partition_spares_the_harness_session(cluster, nemesis, topology) -> None:
     """The partition used on inventories that are not the local cluster, exercised here."""
     target, peer = sister(topology, 3), sister(topology, 1)
-    fault = nemesis.start(SshPartition(cluster, target))
+    fault = nemesis.start(HostPartition(cluster, target, backend=SshHost(cluster, target)))
     assert not tcp_open(cluster, peer, target, 15002)
     assert cluster.hosts[target].run("true").ok  # our own session still reaches it
     assert not cluster.hosts[target].run(f"timeout 3 bash -c '</dev/tcp/{cluster.server.name}/15001'").ok
@@ -192,7 +194,7 @@ def test_ssh_side_partition_spares_the_harness_session(cluster, nemesis, topolog
 def test_ssh_side_pause_and_kill_of_pbs_daemons(cluster, pbs, nemesis, topology) -> None:
     target = sister(topology, 4)
     host = cluster.hosts[target]
-    fault = nemesis.start(DaemonPause(cluster, target))
+    fault = nemesis.start(HostPause(cluster, target, backend=SshHost(cluster, target)))
     paused = host.check("ps -o stat= -C pbs_mom").stdout.split()
     assert paused, "no pbs_mom on the host"
     assert all(stat.startswith("T") for stat in paused), paused
@@ -200,7 +202,7 @@ def test_ssh_side_pause_and_kill_of_pbs_daemons(cluster, pbs, nemesis, topology)
     resumed = host.check("ps -o stat= -C pbs_mom").stdout.split()
     assert resumed, "no pbs_mom on the host"
     assert not any(stat.startswith("T") for stat in resumed), resumed
-    fault = nemesis.start(DaemonKill(cluster, target))
+    fault = nemesis.start(HostCrash(cluster, target, backend=SshHost(cluster, target)))
     assert not host.run(["pgrep", "-x", "pbs_mom"]).ok
     pbs.nodes.wait_state([target], "down", exact=False, timeout=60)
     nemesis.heal(fault)
@@ -234,3 +236,20 @@ def test_reject_hook_fails_the_start_on_the_chosen_sister_until_healed(cluster, 
     nemesis.heal(fault)
     assert "pbsh_fault" not in " ".join(pbs.hooks.names())
     pbs.jobs.wait(job_id, job_state="R", substate=RUNNING, timeout=120)
+
+
+@pytest.mark.parametrize("name", sorted(release_features.FEATURES))
+def test_feature_probe_agrees_with_the_source_reading(pbs, name: str) -> None:
+    """Each live probe of pbs_harness.release_features finds the feature exactly when this build's
+    version has it by the source reading (docs/releases.md): a probe blind to a feature the release
+    has would quietly turn tests into "not in this release". The hook probe's scratch hook is gone
+    again (the baseline check after the test would name it)."""
+    feature = release_features.FEATURES[name]
+    version = str(pbs.server.status()["pbs_version"])
+    assert release_features.probe(pbs, feature) is release_features.expected(feature, version), (feature, version)
+
+
+@pytest.mark.parametrize("kind", ["hook_event", "server_attribute", "command"])
+def test_feature_probe_says_no_to_what_no_release_has(pbs, kind: str) -> None:
+    missing = release_features.Feature("pbsh_none", "nothing", kind, "pbsh_no_such_thing", "")
+    assert release_features.probe(pbs, missing) is False

@@ -4,16 +4,23 @@
 # flavour) the harness builds packages instead: `pbs-harness packages build SOURCE`.
 #
 #   scripts/install-openpbs-from-source.sh SOURCE   # openpbs-*.tar.gz, or a source tree
+#   OPENPBS_PREFIX=/other/prefix scripts/...          # another prefix (default /opt/pbs)
 #
 # Debian 12, as root. Installs the Debian build and runtime dependencies INSTALL names (without
 # sendmail-bin, whose postinst can hang in newaliases), configures with the system Python 3,
 # `make -j$(nproc)`, `make install`, `pbs_postinstall`, then makes pbs_iff/pbs_rcp setuid as the
 # official packages do. Idempotent: an /opt/pbs built from the same source (by sha256, recorded in
 # /opt/pbs/.pbs-harness-source) is left alone.
+#
+# /opt/pbs/.pbs-harness-source names the source for the conformance report
+# (pbs_harness/conformance/provenance.py): a first line `archive:<sha256>` or `tree:<sha256>` (of
+# the tree's files), then `name:<archive file name>` and `commit:<upstream commit>` when known (a
+# `git archive` tarball carries its commit in a pax header: `git get-tar-commit-id`; a tree that
+# is a git checkout: its HEAD).
 set -euo pipefail
 
 src=${1:?usage: scripts/install-openpbs-from-source.sh SOURCE (an OpenPBS .tar.gz or source tree)}
-prefix=/opt/pbs
+prefix=${OPENPBS_PREFIX:-/opt/pbs}
 stamp=$prefix/.pbs-harness-source
 say() { printf 'install-openpbs: %s\n' "$*"; }
 die() { printf 'install-openpbs: error: %s\n' "$1" >&2; [ -z "${2:-}" ] || printf '  fix: %s\n' "$2" >&2; exit 3; }
@@ -31,8 +38,28 @@ elif [ -f "$src" ]; then
 else
   die "$src does not exist" "name an OpenPBS source archive (.tar.gz) or source tree"
 fi
-if [ -x "$prefix/bin/qstat" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$id" ]; then
-  say "$prefix already holds OpenPBS built from this source ($id): nothing to do"
+commit=
+if [ -d "$src" ]; then
+  name=
+  if command -v git >/dev/null && git -C "$src" rev-parse --git-dir >/dev/null 2>&1; then
+    commit=$(git -C "$src" rev-parse HEAD)
+  fi
+else
+  name=$(basename "$src")
+  # The commit `git archive` wrote into the pax global header (empty for other tarballs).
+  if command -v git >/dev/null; then
+    commit=$(gzip -dc "$src" | git get-tar-commit-id || true)
+  elif command -v python3 >/dev/null; then
+    commit=$(python3 -c 'import sys, tarfile; print(tarfile.open(sys.argv[1]).pax_headers.get("comment", ""))' "$src" || true)
+  fi
+fi
+[[ "$commit" =~ ^[0-9a-f]{40}$ ]] || commit=
+write_stamp() {
+  { printf '%s\n' "$id"; [ -z "$name" ] || printf 'name:%s\n' "$name"; [ -z "$commit" ] || printf 'commit:%s\n' "$commit"; } >"$stamp"
+}
+if [ -x "$prefix/bin/qstat" ] && [ "$(head -n1 "$stamp" 2>/dev/null)" = "$id" ]; then
+  write_stamp  # a stamp of an older version of this script gains the archive's name and commit
+  say "$prefix already holds OpenPBS built from this source ($id${commit:+, commit $commit}): nothing to do"
   exit 0
 fi
 
@@ -70,5 +97,5 @@ say "make install + pbs_postinstall"
 make install >"$work/install.log" 2>&1 || { tail -30 "$work/install.log"; die "make install failed (log above)"; }
 "$prefix/libexec/pbs_postinstall" >"$work/postinstall.log" 2>&1 || { tail -20 "$work/postinstall.log"; die "pbs_postinstall failed"; }
 chmod 4755 "$prefix/sbin/pbs_iff" "$prefix/sbin/pbs_rcp"
-printf '%s\n' "$id" >"$stamp"
-say "$("$prefix/bin/qstat" --version) installed in $prefix in $(( $(date +%s) - start ))s (source $id)"
+write_stamp
+say "$("$prefix/bin/qstat" --version) installed in $prefix in $(( $(date +%s) - start ))s (source $id${commit:+, commit $commit})"

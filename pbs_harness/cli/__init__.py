@@ -48,9 +48,100 @@ def _local_command(sub, name: str, text: str, func) -> argparse.ArgumentParser:
     return p
 
 
-def build_parser() -> argparse.ArgumentParser:
-    from pbs_harness.localcluster.spec import DEFAULT_HOSTS, DEFAULT_PREFIX, DEFAULT_SUBNET
+def _report_command(sub) -> None:
+    """`report`: the conformance report of a run, or a comparison of builds' reports (docs/releases.md)."""
+    p = sub.add_parser(
+        "report",
+        help="write reports/conformance.{html,md,json} from the last test run; or compare builds (docs/releases.md)",
+    )
+    which = p.add_mutually_exclusive_group()
+    which.add_argument("--results", help="results JSON of a run (default reports/results.json)")
+    which.add_argument(
+        "--compare",
+        nargs=2,
+        metavar=("A.json", "B.json"),
+        help="behaviour diff of two builds' conformance.json: compare.md and compare.html "
+        "(default --out reports/compare/)",
+    )
+    which.add_argument(
+        "--matrix",
+        nargs="+",
+        metavar="REPORT.json",
+        help="interfaces by builds over conformance.json files: matrix.md and matrix.html "
+        "(default --out reports/matrix/)",
+    )
+    p.add_argument(
+        "--out", help="output folder (default reports/; with --compare or --matrix: a new or empty folder, see above)"
+    )
+    p.set_defaults(func=cmd_report)
 
+
+def shape(p: argparse.ArgumentParser) -> None:
+    """The options that give a local cluster its shape (up, cluster up)."""
+    from pbs_harness.localcluster.spec import (
+        DEFAULT_FLAVOUR,
+        DEFAULT_HOSTS,
+        DEFAULT_IMAGE,
+        DEFAULT_PREFIX,
+        DEFAULT_SUBNET,
+        FLAVOURS,
+        IMAGES,
+    )
+
+    p.add_argument("--hosts", type=host_count, default=DEFAULT_HOSTS, help=f"number of hosts (default {DEFAULT_HOSTS})")
+    p.add_argument(
+        "--subnet",
+        type=subnet,
+        default=DEFAULT_SUBNET,
+        help=f"private IPv4 /24 (default {DEFAULT_SUBNET}); auto: the first 10.X.0.0/24 that no network or "
+        "cluster of this machine uses (with --clusters N: N free /24s in a row)",
+    )
+    p.add_argument(
+        "--name-prefix",
+        default=DEFAULT_PREFIX,
+        metavar="PREFIX",
+        help=f"host names PREFIX01.. (2-8 lower-case letters/digits; default {DEFAULT_PREFIX})",
+    )
+    p.add_argument(
+        "--flavour",
+        choices=FLAVOURS,
+        default=DEFAULT_FLAVOUR,
+        help="namespace: hosts share this machine's /opt/pbs, /usr, /etc, /home; system: each host its own "
+        "Debian root with systemd, OpenPBS installed per host from packages (--openpbs) "
+        f"(default {DEFAULT_FLAVOUR})",
+    )
+    p.add_argument(
+        "--image",
+        choices=IMAGES,
+        default=DEFAULT_IMAGE,
+        help=f"system hosts: the distribution they boot (default {DEFAULT_IMAGE})",
+    )
+    p.add_argument(
+        "--openpbs",
+        metavar="PATH",
+        help="system hosts: OpenPBS to install, as a release zip, a folder of .deb/.rpm files, or a source "
+        "archive or tree (built into packages the way upstream does, cached)",
+    )
+    p.add_argument(
+        "--login-user",
+        metavar="USER",
+        help="reach the hosts only as this unprivileged account with passwordless sudo (root login refused)",
+    )
+    p.add_argument(
+        "--write-inventory",
+        metavar="PATH",
+        help="write the cluster as a static YAML inventory (inventory/cloud.example layout) into PATH",
+    )
+    p.add_argument(
+        "--clusters",
+        type=cluster_count,
+        metavar="N",
+        help="N clusters side by side: this one and N-1 more (PREFIXb.., PREFIXc.. on the next subnets); "
+        "auto: as many as this machine runs well (docs/parallel.md)",
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="pbs-harness", description=__doc__)
     parser.add_argument("--version", action=Version, help="print the version and exit")
     parser.add_argument(
@@ -62,41 +153,6 @@ def build_parser() -> argparse.ArgumentParser:
         help="inventory path for deploy, verify, up and test (before the verb or after it, as you like)",
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-
-    def shape(p: argparse.ArgumentParser) -> None:
-        p.add_argument(
-            "--hosts", type=host_count, default=DEFAULT_HOSTS, help=f"number of hosts (default {DEFAULT_HOSTS})"
-        )
-        p.add_argument(
-            "--subnet",
-            type=subnet,
-            default=DEFAULT_SUBNET,
-            help=f"private IPv4 /24 (default {DEFAULT_SUBNET}); auto: the first 10.X.0.0/24 that no network or "
-            "cluster of this machine uses (with --clusters N: N free /24s in a row)",
-        )
-        p.add_argument(
-            "--name-prefix",
-            default=DEFAULT_PREFIX,
-            metavar="PREFIX",
-            help=f"host names PREFIX01.. (2-8 lower-case letters/digits; default {DEFAULT_PREFIX})",
-        )
-        p.add_argument(
-            "--login-user",
-            metavar="USER",
-            help="reach the hosts only as this unprivileged account with passwordless sudo (root login refused)",
-        )
-        p.add_argument(
-            "--write-inventory",
-            metavar="PATH",
-            help="write the cluster as a static YAML inventory (inventory/cloud.example layout) into PATH",
-        )
-        p.add_argument(
-            "--clusters",
-            type=cluster_count,
-            metavar="N",
-            help="N clusters side by side: this one and N-1 more (PREFIXb.., PREFIXc.. on the next subnets); "
-            "auto: as many as this machine runs well (docs/parallel.md)",
-        )
 
     def target(p: argparse.ArgumentParser) -> None:
         p.add_argument("-i", "--inventory", help="inventory path (default inventory/local)")
@@ -147,10 +203,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--state-dir", help="state directory of the first local cluster (with --clusters; default as for up)"
     )
     p.set_defaults(func=cmd_test, pytest_args=[])
-    p = sub.add_parser("report", help="write reports/conformance.{html,md,json} from the last test run")
-    p.add_argument("--results", help="results JSON of a run (default reports/results.json)")
-    p.add_argument("--out", help="output folder (default reports/)")
-    p.set_defaults(func=cmd_report)
+    _report_command(sub)
     _local_command(sub, "down", "remove the local cluster", cmd_down)
     _local_command(sub, "status", "state of the local cluster's hosts", cmd_cluster_status)
 

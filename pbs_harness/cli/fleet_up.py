@@ -123,7 +123,7 @@ def _prefixed(member: fleet.Member) -> Callable[[str], None]:
     return lambda text: progress(f"[{member.name}] {text}")
 
 
-def up(args: argparse.Namespace, spec: ClusterSpec) -> int:
+def up(args: argparse.Namespace, spec: ClusterSpec, packages: Path | None = None) -> int:
     """Bring up (or repair) the fleet's members 1..N; records them in member 1's state."""
     count = resolve_count(args.clusters, spec)
     members = fleet.members(spec, state.state_dir(), count)
@@ -133,7 +133,7 @@ def up(args: argparse.Namespace, spec: ClusterSpec) -> int:
     start = time.monotonic()
     inventories: list[tuple[str, str | None]] = []
     for member in members:
-        st = provider.up(member.spec, _prefixed(member), root=member.root)
+        st = provider.up(member.spec, _prefixed(member), root=member.root, packages=packages)
         if member.index > 1:
             st.member_of = str(members[0].root)
             state.save(st, member.root)

@@ -18,7 +18,12 @@ def _spec(args: argparse.Namespace):
 
     try:
         return ClusterSpec(
-            subnet=str(args.subnet), host_count=args.hosts, prefix=args.name_prefix, login_user=args.login_user
+            subnet=str(args.subnet),
+            host_count=args.hosts,
+            prefix=args.name_prefix,
+            login_user=args.login_user,
+            flavour=args.flavour,
+            image=args.image,
         )
     except PreconditionError as exc:  # values the argument types cannot judge alone (subnet size for --hosts)
         raise UsageError(exc.message, exc.hint) from exc
@@ -49,17 +54,19 @@ def cmd_cluster_up(args: argparse.Namespace) -> int:
 
         args.subnet, args.clusters = fleet_up.auto_subnet(args)
     spec = _spec(args)
+    check_openpbs_flag(args, spec)
     require_root()
     check_state_dir()
+    packages = openpbs_packages(args, spec)
     if getattr(args, "clusters", None) not in (None, 1):
         from pbs_harness.cli import fleet_up
 
-        return fleet_up.up(args, spec)
+        return fleet_up.up(args, spec, packages)
     target = _inventory_to_write(args)
     if target:
         written_inventory.check_target(Path(target).resolve())  # refuse before anything is created
     start = time.monotonic()
-    st = provider.up(spec, progress)
+    st = provider.up(spec, progress, packages=packages)
     progress(f"local cluster up: {st.spec.describe()} in {time.monotonic() - start:.1f}s")
     if target:
         hosts = written_inventory.write(Path(target), None, project.root())
@@ -67,6 +74,43 @@ def cmd_cluster_up(args: argparse.Namespace) -> int:
         progress(f"inventory written: {hosts.parent} (use it with -i {hosts.parent})")
     args.fleet_inventories = [(spec.prefix, getattr(args, "written_inventory", None))]
     return errors.EXIT_OK
+
+
+def check_openpbs_flag(args: argparse.Namespace, spec) -> None:
+    """--openpbs is for system hosts: a bad command line, said as one before the root check."""
+    if spec.flavour != "system" and args.openpbs:
+        raise UsageError(
+            "--openpbs is for system hosts: namespace hosts run this machine's /opt/pbs",
+            "add --flavour system, or leave --openpbs out",
+        )
+
+
+def openpbs_packages(args: argparse.Namespace, spec) -> Path | None:
+    """System hosts: the folder of OpenPBS packages `--openpbs` names (built from a source, cached);
+    None for namespace hosts, or for a running system cluster that `up` repairs with its recorded packages."""
+    from pbs_harness import images, openpbs_build, openpbs_source
+    from pbs_harness.localcluster import state
+
+    check_openpbs_flag(args, spec)
+    if spec.flavour != "system":
+        return None
+    if not args.openpbs:
+        old = state.load()
+        if old is not None and old.packages_dir:
+            return Path(old.packages_dir)
+        raise UsageError(
+            "system hosts install OpenPBS from packages, and --openpbs names none",
+            "give --openpbs PATH: a release zip, a folder of .deb files, or an OpenPBS source archive or tree "
+            "(e.g. --openpbs ../shared/openpbs/openpbs-master-cd7ab5e.tar.gz)",
+        )
+    source = openpbs_source.judge(Path(args.openpbs))
+    packages = openpbs_build.ensure(source, images.distribution(spec.image), progress)
+    if not packages.file("server").endswith(".deb"):
+        raise PreconditionError(
+            f"--openpbs {args.openpbs} holds .rpm packages, and system hosts run {spec.image} (apt)",
+            "name the .deb packages (the zip for Debian or Ubuntu), or a source to build them from",
+        )
+    return packages.path
 
 
 def cmd_cluster_down(args: argparse.Namespace) -> int:
@@ -142,6 +186,10 @@ def _leading_state_dir(args: argparse.Namespace, command: list[str]) -> list[str
     return command
 
 
+# `cluster heal HOST` undoes a partition: the backend calls that reconnecting.
+VERB_METHODS = {"heal": "reconnect"}
+
+
 def lifecycle(verb: str):
     def handler(args: argparse.Namespace) -> int:
         from pbs_harness.localcluster import provider
@@ -150,7 +198,7 @@ def lifecycle(verb: str):
         require_root()
         check_state_dir()
         host = provider.host(args.host)
-        getattr(host, verb)()
+        getattr(host, VERB_METHODS.get(verb, verb))()
         progress(f"{verb} {host.name}: done")
         return errors.EXIT_OK
 

@@ -1,4 +1,5 @@
-"""`test` (the acceptance suites, on one cluster or one worker per cluster) and `report`."""
+"""`test` (the acceptance suites, on one cluster or one worker per cluster) and `report` (its --compare
+and --matrix: pbs_harness.cli.compare)."""
 
 from __future__ import annotations
 
@@ -206,6 +207,12 @@ def write_report(results_file: Path | None, out: Path) -> list[Path]:
 
 def cmd_report(args: argparse.Namespace) -> int:
     from pbs_harness import project
+    from pbs_harness.cli import compare
+
+    if getattr(args, "compare", None):
+        return compare.cmd_compare(args)
+    if getattr(args, "matrix", None):
+        return compare.cmd_matrix(args)
 
     out = _output_dir(args.out) if args.out else project.root() / "reports"
     write_report(Path(args.results) if args.results else None, out)

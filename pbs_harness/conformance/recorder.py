@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from pbs_harness.conformance import catalogue, guards
+from pbs_harness.conformance.status import NOT_IN_RELEASE
 
 PLUGIN_NAME = "pbs-harness-recorder"
 ENV_KEY = pytest.StashKey[dict[str, Any]]()
@@ -110,6 +111,8 @@ class Recorder:
         elif report.skipped and entry["outcome"] == "passed":
             entry["outcome"] = "skipped"
             entry["skip_reason"] = str(report.longrepr[2]) if isinstance(report.longrepr, tuple) else ""
+            if entry["skip_reason"].removeprefix("Skipped: ").startswith(NOT_IN_RELEASE):
+                entry["not_in_release"] = True  # pbs_harness.release_features: the release lacks a feature
         for key, value in report.user_properties:
             if key == "evidence":
                 entry["evidence"] = value

@@ -1,11 +1,14 @@
 """The conformance report of a run: conformance.html, .md and .json, every catalogue interface with
-its verdict, one per OpenPBS version of the run's clusters (clusters.split_by_version).
+its verdict, one per OpenPBS build (version and source) of the run's clusters
+(clusters.split_by_version). Two builds' reports are compared by pbs_harness.conformance.compare.
 
 Per interface:
   status     decided by the tests that guard it (pbs_harness.conformance.status): pass, fail,
-             xfail, incomplete, skipped, not run, not covered; guards that xfailed while others
-             passed are OpenPBS bugs pinned in one scenario, shown as "pass (1 known bug)"
-  outcomes   how many of the tests tagged with it passed, failed, xfailed and were skipped
+             xfail, incomplete, skipped, not in this release, not run, not covered; guards that
+             xfailed while others passed are OpenPBS bugs pinned in one scenario, shown as
+             "pass (1 known bug)"
+  outcomes   how many of the tests tagged with it passed, failed, xfailed, were skipped and were
+             skipped as not in this release (pbs_harness.release_features)
   tests      each tagged test with its outcome ("[guard]" when it guards the interface), its
              evidence folder and its skip/xfail reason; tagged tests that did not run
   guards     the tests whose own assertions would catch a regression (count and names), or
@@ -49,10 +52,11 @@ def write_json(path: Path, cat: Catalogue, found: list[Verdict], results: dict[s
     data: dict[str, Any] = {"header": header(results)}
     if len(found) == 1:
         data |= {**_summary(found[0].rows), "interfaces": _interfaces(found[0].rows)}
-    else:  # never one verdict over several OpenPBS versions
+    else:  # never one verdict over several OpenPBS builds
         data["side_by_side"] = [
             {
                 "openpbs_version": v.version,
+                "provenance": v.source,
                 "clusters": v.clusters,
                 **_summary(v.rows),
                 "interfaces": _interfaces(v.rows),

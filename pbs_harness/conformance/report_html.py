@@ -18,6 +18,7 @@ COLOURS = {
     "xfail": "#bc4c00",
     "incomplete": "#9a6700",
     "skipped": "#6e7781",
+    "not in this release": "#0969da",
     "not run": "#6e7781",
     "not covered": "#8250df",
 }
@@ -55,6 +56,7 @@ def write_html(path: Path, cat: Catalogue, verdicts: list[Verdict], results: dic
         "<h1>OpenPBS conformance report</h1>",
         f"<p class='meta'>OpenPBS <b>{e(str(h['openpbs_version']))}</b>"
         f" &middot; build {e(str(h['openpbs_build']))}</p>",
+        *([f"<p class='meta'>Source: {e(str(h['openpbs_source']))}</p>"] if len(verdicts) == 1 else []),
         *(
             [_meta(line) for line in text.cluster_lines(h)]
             or [

@@ -22,7 +22,8 @@ def write_markdown(path: Path, cat: Catalogue, verdicts: list[Verdict], results:
         "",
         f"- OpenPBS: **{h['openpbs_version']}** ({h['openpbs_build']})"
         if len(verdicts) == 1
-        else "- OpenPBS: several versions, see each cluster",
+        else "- OpenPBS: several builds, see each cluster",
+        *([f"- Source: {h['openpbs_source']}"] if len(verdicts) == 1 else []),
         *(text.cluster_lines(h) or [
             f"- Cluster: inventory `{h['inventory']}`, server `{h['server']}`, hosts {', '.join(h['hosts']) or '-'}"
         ]),

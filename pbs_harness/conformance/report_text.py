@@ -5,9 +5,22 @@ from __future__ import annotations
 
 from typing import Any
 
-from pbs_harness.conformance import clusters
+from pbs_harness.conformance import clusters, provenance
 from pbs_harness.conformance.status import OUTCOMES
 from pbs_harness.conformance.verdict import InterfaceResult, Verdict, counts, known_bugs, weakly_guarded
+
+
+def source_of(env: dict[str, Any]) -> provenance.Provenance:
+    """The cluster's provenance; a results file of an older checkout recorded none."""
+    return provenance.from_dict(env.get("provenance")) or provenance.unknown(str(env.get("pbs_version", "unknown")))
+
+
+def source_line(env: dict[str, Any]) -> str:
+    if not env:
+        return "unknown (no test reached the cluster)"
+    if env.get("provenance") is None:
+        return "not recorded (a results file of a harness that did not read it)"
+    return source_of(env).describe()
 
 
 def header(results: dict[str, Any]) -> dict[str, Any]:
@@ -15,6 +28,8 @@ def header(results: dict[str, Any]) -> dict[str, Any]:
     return {
         "openpbs_version": env.get("pbs_version", "unknown (no test reached the cluster)"),
         "openpbs_build": env.get("build", "unknown"),
+        "openpbs_source": source_line(env),
+        "provenance": provenance.to_dict(source_of(env)) if env.get("provenance") else None,
         "inventory": env.get("inventory", "unknown"),
         "server": env.get("server", "unknown"),
         "hosts": env.get("hosts", []),
@@ -23,6 +38,8 @@ def header(results: dict[str, Any]) -> dict[str, Any]:
                 "name": e.get("cluster", e.get("server", "?")),
                 "openpbs_version": clusters.version_of(e),
                 "openpbs_build": e.get("build", "unknown"),
+                "openpbs_source": source_line(e),
+                "provenance": provenance.to_dict(source_of(e)) if e.get("provenance") else None,
                 "server": e.get("server", "unknown"),
                 "inventory": e.get("inventory", "unknown"),
                 "hosts": e.get("hosts", []),
@@ -63,8 +80,8 @@ def cluster_lines(h: dict[str, Any]) -> list[str]:
     if len(h["clusters"]) < 2:
         return []
     return [
-        f"- Cluster {c['name']}: OpenPBS **{c['openpbs_version']}**, server `{c['server']}`, inventory "
-        f"`{c['inventory']}`, hosts {', '.join(c['hosts']) or '-'}"
+        f"- Cluster {c['name']}: OpenPBS **{c['openpbs_version']}** ({c['openpbs_source']}), server `{c['server']}`, "
+        f"inventory `{c['inventory']}`, hosts {', '.join(c['hosts']) or '-'}"
         for c in h["clusters"]
     ]
 
@@ -73,7 +90,7 @@ def versions_note(verdicts: list[Verdict]) -> list[str]:
     if len(verdicts) < 2:
         return []
     listed = "; ".join(f"{v.version} on {', '.join(v.clusters) or 'no cluster'}" for v in verdicts)
-    return [f"- **Several OpenPBS versions** ({listed}): one verdict per version, side by side, never merged"]
+    return [f"- **Several OpenPBS builds** ({listed}): one verdict per build, side by side, never merged"]
 
 
 def verdict_lines(verdicts: list[Verdict]) -> list[str]:

@@ -39,11 +39,12 @@ class InterfaceResult:
 
 @dataclass
 class Verdict:
-    """The statuses of one OpenPBS version's clusters (a run of one version has one verdict)."""
+    """The statuses of one OpenPBS build's clusters (a run of one build has one verdict)."""
 
-    version: str
+    version: str  # the build's name: its pbs_version, and its source when another build shares the version
     clusters: list[str]
     rows: list[InterfaceResult]
+    source: dict[str, Any] | None = None  # its provenance as recorded (pbs_harness.conformance.provenance)
 
 
 def run_guards(results: dict[str, Any]) -> dict[str, list[str]]:
@@ -93,11 +94,11 @@ def build(
 
 
 def verdicts(cat: Catalogue, results: dict[str, Any], test_dir: Path) -> list[Verdict]:
-    """One verdict per OpenPBS version of the run's clusters (clusters.split_by_version); the
-    guards the run's tests carried count for every version."""
+    """One verdict per OpenPBS build of the run's clusters (clusters.split_by_version); the
+    guards the run's tests carried count for every build."""
     ran_guards = run_guards(results)
     return [
-        Verdict(version, names, build(cat, subset, test_dir, ran_guards))
+        Verdict(version, names, build(cat, subset, test_dir, ran_guards), clusters.source_of_clusters(results, names))
         for version, names, subset in clusters.split_by_version(results)
     ]
 

@@ -2,19 +2,22 @@
 
 A fault is started on one target and healed exactly once; `Nemesis` keeps the active faults,
 refuses to start a second fault of the same kind on the same target, and `heal_all` heals
-whatever is still active — in a `finally`, in fixture teardown, on Ctrl-C.
+whatever is still active — in a `finally`, in fixture teardown, on Ctrl-C. Host-level faults act
+through the host's backend (pbs_harness.backends), whatever the kind of host; every start and heal
+is written to the test's fault log (faults/log.py).
 """
 
 from __future__ import annotations
 
 import contextlib
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from pbs_harness.backends import HostBackend, for_host
 from pbs_harness.cluster import Cluster
-from pbs_harness.faults.ssh import DaemonKill, DaemonPause, SshPartition
-from pbs_harness.localcluster import provider
+from pbs_harness.faults.log import FaultLog
 
 
 class Fault(Protocol):
@@ -26,57 +29,69 @@ class Fault(Protocol):
     def heal(self) -> None: ...
 
 
-def _local_host(cluster: Cluster, name: str) -> provider.LocalHost:
-    """The host in the local cluster the inventory records (its state directory), not the default one."""
-    if not cluster.inventory.provider.brings_up:
-        raise NotImplementedError(f"{name} is not a local-cluster host: use the SSH-side faults (faults.ssh)")
-    return provider.inventory_host(name, cluster.inventory.hosts[name].vars)
-
-
 @dataclass
-class HostCrash:
-    """Every process of the host dies at once; heal boots it (same name, IP, disk; PBS restarts)."""
+class _HostFault:
+    """A fault acted by the host's backend (namespace, system or ssh host): the test never branches
+    on the kind of host. `backend` picks another mechanism on purpose (e.g. the SSH-side ones on a
+    local host, to exercise them)."""
 
     cluster: Cluster
     target: str
+    backend: HostBackend | None = None
+
+    def __post_init__(self) -> None:
+        if self.backend is None:
+            self.backend = for_host(self.cluster, self.target)
+
+    @property
+    def host(self) -> HostBackend:
+        assert self.backend is not None
+        return self.backend
+
+    @property
+    def mechanism(self) -> str:
+        action = self.kind.removeprefix("host-")
+        return f"{self.host.flavour}: {self.host.mechanisms.get(action, action)}"
+
+
+@dataclass
+class HostCrash(_HostFault):
+    """Every process of the host dies at once; heal boots it (same name, IP, disk; PBS restarts)."""
+
     kind: str = "host-crash"
 
     def start(self) -> None:
-        _local_host(self.cluster, self.target).crash()
+        self.host.crash()
         self.cluster.hosts[self.target].close()
 
     def heal(self) -> None:
-        _local_host(self.cluster, self.target).boot()
+        self.host.boot()
 
 
 @dataclass
-class HostPause:
-    """All processes of the host frozen (the cgroup freezer); heal thaws them."""
+class HostPause(_HostFault):
+    """All processes of the host frozen; heal thaws them."""
 
-    cluster: Cluster
-    target: str
     kind: str = "host-pause"
 
     def start(self) -> None:
-        _local_host(self.cluster, self.target).pause()
+        self.host.pause()
 
     def heal(self) -> None:
-        _local_host(self.cluster, self.target).resume()
+        self.host.resume()
 
 
 @dataclass
-class HostPartition:
+class HostPartition(_HostFault):
     """Traffic to and from the host dropped while its processes live; heal restores it."""
 
-    cluster: Cluster
-    target: str
     kind: str = "host-partition"
 
     def start(self) -> None:
-        _local_host(self.cluster, self.target).partition()
+        self.host.partition()
 
     def heal(self) -> None:
-        _local_host(self.cluster, self.target).heal()
+        self.host.reconnect()
 
 
 @dataclass
@@ -92,6 +107,7 @@ class MomSignal:
         if self.signal not in ("STOP", "KILL"):
             raise ValueError(f"MomSignal supports STOP and KILL, not {self.signal}")
         self.kind = f"mom-{self.signal.lower()}"
+        self.mechanism = f"pkill -{self.signal} -x pbs_mom over SSH"
 
     def start(self) -> None:
         self.cluster.hosts[self.target].check(["pkill", f"-{self.signal}", "-x", "pbs_mom"])
@@ -126,6 +142,7 @@ class RejectHook:
         self.target = ",".join(self.hosts)
         # One name per event and kind, so a begin fault and a prologue fault can be active together.
         self.name = f"pbsh_fault_{self.event.removeprefix('execjob_')}_{self.how}"
+        self.mechanism = f"hook {self.name} ({self.how}) created with qmgr"
 
     def start(self) -> None:
         from pbs_harness.faults.hookbodies import failing_hook_body
@@ -143,10 +160,12 @@ class RejectHook:
 
 @dataclass
 class Nemesis:
-    """Registry of active faults for one test, with constructors for the usual ones."""
+    """Registry of active faults for one test, with constructors for the usual ones; every start
+    and heal goes into its fault log."""
 
     cluster: Cluster | None = None
     active: list[Fault] = field(default_factory=list)
+    log: FaultLog = field(default_factory=FaultLog)
 
     def _c(self) -> Cluster:
         if self.cluster is None:
@@ -159,36 +178,43 @@ class Nemesis:
     def stop_mom(self, host: str) -> Fault:
         return self.start(MomSignal(self._c(), host, "STOP"))
 
-    def _local(self) -> bool:
-        """Host-level faults act from this machine on hosts the harness brings up (the local cluster)."""
-        return self._c().inventory.provider.brings_up
-
     def crash_host(self, host: str) -> Fault:
-        """Local cluster: every process dies at once. Elsewhere: SIGKILL of PBS and the test users' processes."""
-        return self.start(HostCrash(self._c(), host) if self._local() else DaemonKill(self._c(), host))
+        """Every process of the host dies at once (on an SSH-only host: PBS and the test users' processes)."""
+        return self.start(HostCrash(self._c(), host))
 
     def pause_host(self, host: str) -> Fault:
-        """Local cluster: the cgroup freezer. Elsewhere: SIGSTOP of PBS and the test users' processes."""
-        return self.start(HostPause(self._c(), host) if self._local() else DaemonPause(self._c(), host))
+        """Every process of the host frozen (on an SSH-only host: PBS and the test users' processes stopped)."""
+        return self.start(HostPause(self._c(), host))
 
     def partition(self, host: str) -> Fault:
-        """Local cluster: netns firewall from outside. Elsewhere: iptables over SSH, sparing our session."""
-        return self.start(HostPartition(self._c(), host) if self._local() else SshPartition(self._c(), host))
+        """The host cut off from the network (on an SSH-only host: all but the harness's session)."""
+        return self.start(HostPartition(self._c(), host))
 
     def reject_hook(self, event: str, hosts: tuple[str, ...], how: str = "reject", seconds: int = 60) -> Fault:
         return self.start(RejectHook(self._c(), event, tuple(hosts), how, seconds))
+
+    def _act(self, action: str, fault: Fault, call) -> None:
+        started = time.monotonic()
+        mechanism = str(getattr(fault, "mechanism", fault.kind))
+        try:
+            call()
+        except BaseException as exc:
+            error = f"{type(exc).__name__}: {exc}"
+            self.log.record(action, fault.kind, fault.target, mechanism=mechanism, started=started, error=error)
+            raise
+        self.log.record(action, fault.kind, fault.target, mechanism=mechanism, started=started, error=None)
 
     def start(self, fault: Fault) -> Fault:
         if any(f.kind == fault.kind and f.target == fault.target for f in self.active):
             raise FaultAlreadyActive(f"{fault.kind} already active on {fault.target}")
         self.active.append(fault)  # recorded first: a half-started fault is still healed
-        fault.start()
+        self._act("start", fault, fault.start)
         return fault
 
     def heal(self, fault: Fault) -> None:
         if fault in self.active:
             self.active.remove(fault)
-            fault.heal()
+            self._act("heal", fault, fault.heal)
 
     @contextlib.contextmanager
     def inject(self, fault: Fault) -> Iterator[Fault]:
@@ -204,7 +230,7 @@ class Nemesis:
         while self.active:
             fault = self.active.pop()
             try:
-                fault.heal()
+                self._act("heal", fault, fault.heal)
             except Exception as exc:  # noqa: BLE001 - teardown reports, never masks the test's failure
                 problems.append(f"healing {fault.kind} on {fault.target}: {exc}")
         return problems

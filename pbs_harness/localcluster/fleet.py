@@ -12,6 +12,7 @@ member records member 1 (`member_of`). Pure computation here, except `recorded` 
 
 from __future__ import annotations
 
+import dataclasses
 import ipaddress
 import string
 from dataclasses import dataclass
@@ -64,7 +65,7 @@ def member_spec(base: ClusterSpec, index: int) -> ClusterSpec:
             f"the subnets after {base.subnet} leave the private range before cluster {index}",
             "give a lower --subnet, e.g. --subnet 10.81.0.0/24",
         )
-    return ClusterSpec(subnet=str(subnet), host_count=base.host_count, prefix=prefix, login_user=base.login_user)
+    return dataclasses.replace(base, subnet=str(subnet), prefix=prefix)
 
 
 def _same_private_range(a: ipaddress.IPv4Network, b: ipaddress.IPv4Network) -> bool:

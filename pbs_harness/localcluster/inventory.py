@@ -10,7 +10,7 @@ import shlex
 from pathlib import Path
 from typing import Any
 
-from pbs_harness.localcluster import roles, sshkeys, state
+from pbs_harness.localcluster import flavour_vars, roles, sshkeys, state
 from pbs_harness.localcluster.provider import LOCAL_HOST_VAR, STATE_DIR_VAR
 from pbs_harness.localcluster.spec import ClusterSpec
 
@@ -63,7 +63,7 @@ def inventory(root: Path | None = None) -> dict[str, Any]:
             **{g: {"hosts": []} for g in GROUPS},
         }
     spec = st.spec
-    conn = connection_vars(spec, root)
+    conn = {**connection_vars(spec, root), **flavour_vars.host_vars(st)}
     hostvars = {h.name: {"ansible_host": h.ip, **conn} for h in spec.hosts}
     listing: dict[str, Any] = {
         "_meta": {"hostvars": hostvars},

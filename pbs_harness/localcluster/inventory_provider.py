@@ -12,23 +12,34 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from pbs_harness.backends import flavour_of
 from pbs_harness.errors import PreconditionError
-from pbs_harness.localcluster import hostproc, network, provider, state
+from pbs_harness.localcluster import network, provider, state
 
 SCRIPT = "cluster.py"
 
 
 class LocalCluster:
+    """One flavour of local host: namespace hosts run this machine's OpenPBS (its /opt is theirs),
+    system hosts their own, installed from packages (checked over SSH, as on VMs)."""
+
     brings_up = True
-    shares_openpbs = True
+
+    def __init__(self, flavour: str) -> None:
+        self.flavour = flavour
+        self.shares_openpbs = flavour == "namespace"
 
     def owns_path(self, path: Path) -> bool:
-        """inventory/local (the directory of the inventory script), or the script itself."""
+        """inventory/local (the directory of the inventory script), or the script itself, listing a
+        cluster of this flavour (no cluster up: the namespace flavour, whose checks come first)."""
         script = path / SCRIPT if path.is_dir() else path
-        return script.name == SCRIPT and script.exists()
+        if script.name != SCRIPT or not script.exists():
+            return False
+        st = state.load_checked()
+        return (st.flavour if st else "namespace") == self.flavour
 
     def owns_hosts(self, server_vars: Mapping[str, Any]) -> bool:
-        return bool(server_vars.get(provider.LOCAL_HOST_VAR))
+        return bool(server_vars.get(provider.LOCAL_HOST_VAR)) and flavour_of(server_vars) == self.flavour
 
     def check_listable(self, path: Path) -> None:
         """The script lists the cluster of the configured state directory: stop while none is up,
@@ -57,11 +68,7 @@ class LocalCluster:
     def heal(self, hosts: Mapping[str, Mapping[str, Any]]) -> None:
         """Thaw, reconnect and boot each host (Jepsen: heal in setup too), in the cluster its inventory records."""
         for name, host_vars in hosts.items():
-            host = provider.inventory_host(name, host_vars)
-            host.resume()
-            host.heal()
-            if not hostproc.is_running(host.spec):
-                host.boot()
+            provider.inventory_host(name, host_vars).heal_leftovers()
 
     def brought_up(self) -> state.ClusterState | None:
         """The cluster the inventory script lists: the configured state directory's."""
@@ -73,4 +80,5 @@ class LocalCluster:
         return st.prefix if st is not None else None
 
 
-LOCAL = LocalCluster()
+LOCAL = LocalCluster("namespace")
+LOCAL_SYSTEM = LocalCluster("system")

@@ -34,15 +34,28 @@ def check_root(geteuid: Callable[[], int] = os.geteuid) -> None:
         )
 
 
-def check_programs(which: Callable[[str], str | None] = shutil.which) -> None:
+# System hosts bring their own sshd, sudo and init: this machine needs the container engine and
+# the tools that make and mount their root filesystems.
+SYSTEM_PROGRAMS = {
+    "ip": "iproute2",
+    "ssh-keygen": "openssh-client",
+    "iptables": "iptables",
+    "systemd-nspawn": "systemd-container",
+    "debootstrap": "debootstrap",
+    "mount": "mount",
+}
+
+
+def check_programs(which: Callable[[str], str | None] = shutil.which, flavour: str = "namespace") -> None:
+    required = SYSTEM_PROGRAMS if flavour == "system" else REQUIRED_PROGRAMS
     extra = {"sshd": "/usr/sbin/sshd"}
     missing = [
         f"{prog} (Debian package {pkg})"
-        for prog, pkg in REQUIRED_PROGRAMS.items()
+        for prog, pkg in required.items()
         if not which(prog) and not (prog in extra and os.path.exists(extra[prog]))
     ]
     if missing:
-        pkgs = " ".join(sorted({REQUIRED_PROGRAMS[m.split()[0]] for m in missing}))
+        pkgs = " ".join(sorted({required[m.split()[0]] for m in missing}))
         raise PreconditionError("missing programs: " + ", ".join(missing), f"install them: apt-get install -y {pkgs}")
 
 
@@ -102,7 +115,25 @@ def check_other_clusters(spec: ClusterSpec, root: Path | None = None, **where: P
 
 def run_all(spec: ClusterSpec, ours: bool, root: Path | None = None) -> None:
     check_root()
-    check_programs()
+    check_programs(flavour=spec.flavour)
     check_netns()
     check_other_clusters(spec, root)
     check_subnet(spec, ours)
+
+
+# systemd in each system host holds inotify instances (about 7 running, more while it boots), and
+# the kernel's default of 128 per user stops the 20th host or so: its systemd cannot watch its unit
+# files ("Failed to create inotify object: Too many open files") and sshd never starts.
+INOTIFY_INSTANCES = Path("/proc/sys/fs/inotify/max_user_instances")
+INOTIFY_INSTANCES_WANTED = 8192
+
+
+def ensure_inotify_instances(say: Callable[[str], None]) -> None:
+    """Raise fs.inotify.max_user_instances for system hosts (never lowers it; lasts until reboot)."""
+    current = int(INOTIFY_INSTANCES.read_text())
+    if current < INOTIFY_INSTANCES_WANTED:
+        INOTIFY_INSTANCES.write_text(str(INOTIFY_INSTANCES_WANTED))
+        say(
+            f"fs.inotify.max_user_instances raised from {current} to {INOTIFY_INSTANCES_WANTED}: "
+            "systemd in every system host holds some (sysctl; until this machine restarts)"
+        )

@@ -2,6 +2,10 @@
 
 Every function takes `root`, the cluster's state directory (default: $PBS_HARNESS_STATE_DIR or
 /var/lib/pbs-harness/local); several clusters live side by side in several state directories.
+
+Two flavours of host (pbs_harness.backends): namespace hosts share this machine's /opt, /usr, /etc
+and /home (their names go into this machine's /etc/hosts, a login user into its /etc/passwd);
+system hosts have their own root and change nothing of this machine's /etc.
 """
 
 from __future__ import annotations
@@ -12,9 +16,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pbs_harness import project, shell
-from pbs_harness.errors import PreconditionError
-from pbs_harness.localcluster import hostproc, hostsfile, login, network, preflight, registry, sshkeys, state
+from pbs_harness import images, openpbs_build, project, shell
+from pbs_harness.backends.namespace import NamespaceHost
+from pbs_harness.backends.system import SystemHost
+from pbs_harness.errors import PreconditionError, UnreachableError
+from pbs_harness.localcluster import hostsfile, login, network, preflight, registry, sshkeys, state
 from pbs_harness.localcluster.spec import ClusterSpec, HostSpec
 
 # Bind-mount targets that must exist on the controller for the per-host copies.
@@ -22,6 +28,8 @@ BIND_TARGETS = {Path("/etc/pbs.conf"): "file", Path("/var/spool/pbs"): "dir"}
 # Inventory host variables that say a host is a local-cluster host, and of which cluster.
 LOCAL_HOST_VAR = "local_cluster_host"
 STATE_DIR_VAR = "local_cluster_state_dir"
+
+LocalHost = NamespaceHost | SystemHost
 
 Progress = Callable[[str], None]
 
@@ -119,35 +127,80 @@ def foreign_owner(root: Path | None = None) -> str | None:
     return st.owner or "a checkout that did not record itself"
 
 
-def up(spec: ClusterSpec, progress: Progress = _quiet, root: Path | None = None) -> state.ClusterState:
-    """Create (or repair) the cluster; safe to run again on a running cluster."""
+def up(
+    spec: ClusterSpec, progress: Progress = _quiet, root: Path | None = None, packages: Path | None = None
+) -> state.ClusterState:
+    """Create (or repair) the cluster; safe to run again on a running cluster. `packages`: system
+    hosts' OpenPBS packages, recorded for the inventory (the deploy installs them)."""
     old = state.load(root)
     st = claim(old, spec, project.checkout(), root)
+    if packages is not None:
+        st.packages_dir = str(packages)
     preflight.run_all(spec, ours=old is not None, root=root)
     state.save(st, root)  # record early so a failed `up` can still be taken `down`
     progress(f"network: bridge {spec.bridge} {spec.bridge_ip}/{spec.prefixlen}")
     network.ensure_bridge(spec)
-    _ensure_bind_targets(st)
-    state.save(st, root)
     sshkeys.ensure_client_key(root)
-    if spec.login_user:
-        _setup_login(spec, root, progress)
-    hostsfile.install(state.cluster_id(root), [(h.ip, h.name) for h in spec.hosts])
-    for host in spec.hosts:
-        _prepare_host_disk(spec, host, root)
+    if spec.flavour == "system":
+        preflight.ensure_inotify_instances(progress)
+        needs = openpbs_build.depends(Path(st.packages_dir)) if st.packages_dir else set()
+        layer = images.host_layer_for(images.distribution(spec.image), needs, progress)
+        wanted = [str(p) for p in layer.lowerdirs()]
+        if old is not None and old.image_lowerdirs and old.image_lowerdirs != wanted:
+            raise PreconditionError(
+                f"the {old.label} runs image {Path(old.image_lowerdirs[0]).parent.name}, and these packages need "
+                f"{layer.name} (their dependencies differ): its hosts cannot change image while they exist",
+                "take it down first (pbs-harness down), then bring it up again",
+            )
+        st.image_lowerdirs = wanted
+        state.save(st, root)
+        for host in spec.hosts:
+            sshkeys.ensure_host_key(host, root, spec.login_user)
+    else:
+        _ensure_bind_targets(st)
+        state.save(st, root)
+        if spec.login_user:
+            _setup_login(spec, root, progress)
+        hostsfile.install(state.cluster_id(root), [(h.ip, h.name) for h in spec.hosts])
+        for host in spec.hosts:
+            _prepare_host_disk(spec, host, root)
     sshkeys.write_client_files(spec, root)
-    for host in spec.hosts:
-        network.ensure_host_network(spec, host)
-        hostproc.ensure_cgroup(host)
-        if hostproc.is_paused(host):
-            hostproc.resume(host)
-        if hostproc.is_running(host):
-            progress(f"host {host.name} {host.ip}: running")
-            hostproc.wait_ssh(host, root=root)
+    hosts = [backend(st, h, root) for h in spec.hosts]
+    found_running = set()
+    for host in hosts:
+        network.ensure_host_network(spec, host.spec)
+        host.prepare()
+        if host.is_paused():
+            host.resume()
+        if host.is_running():
+            progress(f"host {host.name} {host.spec.ip}: running")
+            found_running.add(host.name)
         else:
-            progress(f"host {host.name} {host.ip}: booting")
-            hostproc.boot(host, root=root)
+            progress(f"host {host.name} {host.spec.ip}: booting")
+            host.start()
+    for host in hosts:  # booted together, waited for in turn
+        _wait_or_reboot(host, host.name in found_running, progress)
     return st
+
+
+def _wait_or_reboot(host: LocalHost, found_running: bool, progress: Progress) -> None:
+    """Wait for the host's sshd. A host `up` found running but silent (a boot that went wrong
+    earlier) is repaired: crashed and booted once more."""
+    try:
+        host.wait_ssh(timeout=10 if found_running else 30)
+    except UnreachableError:
+        if not found_running:
+            raise
+        progress(f"host {host.name} {host.spec.ip}: running but its sshd does not answer: booting it again")
+        host.crash()
+        host.boot()
+
+
+def backend(st: state.ClusterState, host: HostSpec, root: Path | None = None) -> LocalHost:
+    """The backend of one host of the cluster recorded in `st` (pbs_harness.backends)."""
+    if st.flavour == "system":
+        return SystemHost(st.spec, host, state.state_dir(root), [Path(p) for p in st.image_lowerdirs])
+    return NamespaceHost(st.spec, host, state.state_dir(root))
 
 
 def _hand_over_placeholders(st: state.ClusterState, others: list[registry.KnownCluster]) -> list[str]:
@@ -173,13 +226,12 @@ def down(progress: Progress = _quiet, root: Path | None = None) -> bool:
     spec = st.spec
     for host in spec.hosts:
         progress(f"host {host.name}: stopping")
-        hostproc.resume(host)
-        hostproc.crash(host)
-        hostproc.remove_cgroup(host)
+        backend(st, host, root).remove()
         network.remove_host_network(host)
     _stop_ssh_masters(root)
     network.remove_bridge(spec)
-    hostsfile.remove(cid, [h.name for h in spec.hosts])
+    if spec.flavour == "namespace":
+        hostsfile.remove(cid, [h.name for h in spec.hosts])
     others = registry.others(root)
     kept = _hand_over_placeholders(st, others)
     for created in reversed(st.created_paths):
@@ -190,7 +242,7 @@ def down(progress: Progress = _quiet, root: Path | None = None) -> bool:
             path.rmdir()
         elif path.is_file() and path.stat().st_size == 0:
             path.unlink()
-    if spec.login_user:
+    if spec.login_user and spec.flavour == "namespace":
         still_used = any(o.login_user == spec.login_user for o in others)
         if login.remove_account(spec.login_user, still_used):
             progress(f"login account {spec.login_user} removed")
@@ -230,13 +282,14 @@ def status(root: Path | None = None) -> list[HostStatus]:
     st = require(root)
     out = []
     for host in st.spec.hosts:
-        running = hostproc.is_running(host)
-        paused = running and hostproc.is_paused(host)
-        partitioned = network.is_partitioned(host)
+        local = backend(st, host, root)
+        running = local.is_running()
+        paused = running and local.is_paused()
+        partitioned = local.is_partitioned()
         ssh = False
         if running and not paused and not partitioned:
             try:
-                hostproc.wait_ssh(host, timeout=1, root=root)
+                local.wait_ssh(timeout=1)
                 ssh = True
             except Exception:  # noqa: BLE001 - status reports, never raises
                 ssh = False
@@ -244,38 +297,9 @@ def status(root: Path | None = None) -> list[HostStatus]:
     return out
 
 
-@dataclass(frozen=True)
-class LocalHost:
-    """One host of one local cluster: its shape and its cluster's state directory, with the lifecycle verbs."""
-
-    spec: HostSpec
-    root: Path
-
-    @property
-    def name(self) -> str:
-        return self.spec.name
-
-    def crash(self) -> None:
-        hostproc.crash(self.spec)
-
-    def boot(self) -> None:
-        hostproc.boot(self.spec, root=self.root)
-
-    def pause(self) -> None:
-        hostproc.pause(self.spec)
-
-    def resume(self) -> None:
-        hostproc.resume(self.spec)
-
-    def partition(self) -> None:
-        network.partition(self.spec)
-
-    def heal(self) -> None:
-        network.heal(self.spec)
-
-
 def host(name: str, root: Path | None = None) -> LocalHost:
-    return LocalHost(require(root).spec.host(name), state.state_dir(root))
+    st = require(root)
+    return backend(st, st.spec.host(name), root)
 
 
 def state_dir_of(host_vars: dict[str, Any]) -> Path:
@@ -289,6 +313,6 @@ def inventory_host(name: str, host_vars: dict[str, Any]) -> LocalHost:
     if not host_vars.get(LOCAL_HOST_VAR):
         raise PreconditionError(
             f"{name} is not a local-cluster host (no {LOCAL_HOST_VAR} in its inventory variables)",
-            "host-level faults of VMs go over SSH (pbs_harness.faults.ssh)",
+            "host-level faults of VMs go over SSH (pbs_harness.backends.ssh)",
         )
     return host(name, state_dir_of(host_vars))

@@ -15,6 +15,12 @@ DEFAULT_SUBNET = "10.71.0.0/24"
 DEFAULT_HOSTS = 6
 MAX_HOSTS = 32
 DEFAULT_PREFIX = "pbsh"
+# Kinds of local host (pbs_harness.backends): namespaces sharing this machine's system, or systems
+# of their own under systemd-nspawn, booted from IMAGES.
+FLAVOURS = ("namespace", "system")
+DEFAULT_FLAVOUR = "namespace"
+IMAGES = ("debian-12", "debian-11")
+DEFAULT_IMAGE = "debian-12"
 # The bridge takes .1 (the controller's address on the cluster network); hosts start at .11.
 FIRST_HOST_OFFSET = 11
 _PREFIX_RE = re.compile(r"^[a-z][a-z0-9]{1,7}$")
@@ -49,12 +55,15 @@ class ClusterSpec:
 
     `login_user`: None means SSH as root (key only); a name means SSH only as that unprivileged
     account, with passwordless sudo inside the hosts (as cloud images are).
+    `flavour`: namespace hosts, or system hosts booted from `image` (ignored for namespace hosts).
     """
 
     subnet: str = DEFAULT_SUBNET
     host_count: int = DEFAULT_HOSTS
     prefix: str = DEFAULT_PREFIX
     login_user: str | None = None
+    flavour: str = DEFAULT_FLAVOUR
+    image: str = DEFAULT_IMAGE
 
     def __post_init__(self) -> None:
         validate(self)
@@ -74,7 +83,8 @@ class ClusterSpec:
 
     def describe(self) -> str:
         login = f", login user {self.login_user}" if self.login_user else ""
-        return f"{self.host_count} hosts {self.hosts[0].name}.. on {self.subnet}{login}"
+        kind = f" {self.image} system" if self.flavour == "system" else ""
+        return f"{self.host_count}{kind} hosts {self.hosts[0].name}.. on {self.subnet}{login}"
 
     @property
     def bridge_ip(self) -> str:
@@ -129,6 +139,12 @@ def validate(spec: ClusterSpec) -> None:
             f"host name prefix {spec.prefix!r} is not valid",
             "use 2-8 lower-case letters and digits, starting with a letter",
         )
+    if spec.flavour not in FLAVOURS:
+        raise PreconditionError(
+            f"host flavour {spec.flavour!r} is not known", f"use --flavour {' or --flavour '.join(FLAVOURS)}"
+        )
+    if spec.image not in IMAGES:
+        raise PreconditionError(f"image {spec.image!r} is not known", f"use --image {' or --image '.join(IMAGES)}")
     if spec.login_user is not None and (spec.login_user == "root" or not _USER_RE.match(spec.login_user)):
         raise PreconditionError(
             f"login user {spec.login_user!r} is not valid",

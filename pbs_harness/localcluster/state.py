@@ -81,11 +81,22 @@ class ClusterState:
     # each of them names member 1's.
     fleet: list[str] = field(default_factory=list)
     member_of: str | None = None
+    # System hosts: the image they boot, its overlayfs lower directories (top first) as `up` found
+    # them, and the OpenPBS packages the inventory gives the deploy (a folder of .deb files).
+    flavour: str = "namespace"
+    image: str = "debian-12"
+    image_lowerdirs: list[str] = field(default_factory=list)
+    packages_dir: str | None = None
 
     @property
     def spec(self) -> ClusterSpec:
         return ClusterSpec(
-            subnet=self.subnet, host_count=self.host_count, prefix=self.prefix, login_user=self.login_user
+            subnet=self.subnet,
+            host_count=self.host_count,
+            prefix=self.prefix,
+            login_user=self.login_user,
+            flavour=self.flavour,
+            image=self.image,
         )
 
     @property
@@ -97,7 +108,13 @@ class ClusterState:
     @classmethod
     def from_spec(cls, spec: ClusterSpec, owner: str | None = None) -> ClusterState:
         return cls(
-            subnet=spec.subnet, host_count=spec.host_count, prefix=spec.prefix, login_user=spec.login_user, owner=owner
+            subnet=spec.subnet,
+            host_count=spec.host_count,
+            prefix=spec.prefix,
+            login_user=spec.login_user,
+            owner=owner,
+            flavour=spec.flavour,
+            image=spec.image,
         )
 
 

@@ -20,9 +20,8 @@ from pathlib import Path
 import yaml
 
 from pbs_harness.errors import PreconditionError
+from pbs_harness.localcluster import flavour_vars, roles, sshkeys, state
 from pbs_harness.localcluster import inventory as local_inventory
-from pbs_harness.localcluster import roles, sshkeys, state
-from pbs_harness.localcluster.spec import ClusterSpec
 
 MARK = "# Written by pbs-harness (--write-inventory)"
 _INVENTORY_ROOT_RE = re.compile(r"\{\{\s*inventory_dir\s*\}\}/\.\./\.\.")
@@ -61,10 +60,13 @@ def adapt(text: str, project_root: Path) -> str:
     return _INVENTORY_ROOT_RE.sub(str(project_root), text)
 
 
-def _hosts_yml(spec: ClusterSpec, root: Path | None, known_hosts: Path) -> str:
+def _hosts_yml(st: state.ClusterState, root: Path | None, known_hosts: Path) -> str:
+    spec = st.spec
     ip = {h.name: h.ip for h in spec.hosts}
+    # Per host, so that they outrank group_vars/ (localcluster/flavour_vars.py says why).
+    flavour = flavour_vars.host_vars(st)
     children = {
-        group: {"hosts": {name: {"ansible_host": ip[name]} for name in members}}
+        group: {"hosts": {name: {"ansible_host": ip[name], **flavour} for name in members}}
         for group, members in local_inventory.groups(spec).items()
     }
     data = {"all": {"vars": local_inventory.connection_vars(spec, root, known_hosts), "children": children}}
@@ -108,5 +110,5 @@ def write(path: Path, root: Path | None, project_root: Path) -> Path:
         header = "---\n# Written by pbs-harness: the part each host plays (pbs_harness/localcluster/roles.py).\n"
         (path / "group_vars" / group / "topology.yml").write_text(header + yaml.safe_dump(role_vars, sort_keys=False))
     hosts = path / "hosts.yml"
-    hosts.write_text(_hosts_yml(spec, root, known_hosts))
+    hosts.write_text(_hosts_yml(st, root, known_hosts))
     return hosts

@@ -10,7 +10,12 @@ from ptl_tests.hook_files import install_hooks
 from ptl_tests.ramp_down.jobs import start_job
 from ptl_tests.ramp_down_helpers import hook_log_event_on_this_host
 
-pytestmark = [pytest.mark.acceptance, pytest.mark.ramp_down, pytest.mark.needs_moms(3)]
+pytestmark = [
+    pytest.mark.acceptance,
+    pytest.mark.ramp_down,
+    pytest.mark.needs_moms(3),
+    pytest.mark.requires_feature("pbs_release_nodes"),
+]
 
 
 @pytest.mark.spec("RD-1")

@@ -8,7 +8,12 @@ from pbs_harness.pbs.parsers import vnodes_of
 from ptl_tests.ramp_down.assignment import Assignment
 from ptl_tests.ramp_down.evidence import accounting
 
-pytestmark = [pytest.mark.acceptance, pytest.mark.ramp_down, pytest.mark.needs_moms(3)]
+pytestmark = [
+    pytest.mark.acceptance,
+    pytest.mark.ramp_down,
+    pytest.mark.needs_moms(3),
+    pytest.mark.requires_feature("pbs_release_nodes"),
+]
 
 
 HIDDEN = (

@@ -18,7 +18,12 @@ from ptl_tests.ramp_down.evidence import accounting
 from ptl_tests.ramp_down.jobs import PLAIN_HOST, SLEEP
 from ptl_tests.ramp_down_helpers import standard_select
 
-pytestmark = [pytest.mark.acceptance, pytest.mark.ramp_down, pytest.mark.needs_moms(3)]
+pytestmark = [
+    pytest.mark.acceptance,
+    pytest.mark.ramp_down,
+    pytest.mark.needs_moms(3),
+    pytest.mark.requires_feature("pbs_release_nodes"),
+]
 
 
 @pytest.mark.spec("RD-1")

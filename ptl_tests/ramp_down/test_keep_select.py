@@ -22,7 +22,12 @@ from ptl_tests.ramp_down_helpers import (
     standard_select,
 )
 
-pytestmark = [pytest.mark.acceptance, pytest.mark.ramp_down, pytest.mark.needs_moms(3)]
+pytestmark = [
+    pytest.mark.acceptance,
+    pytest.mark.ramp_down,
+    pytest.mark.needs_moms(3),
+    pytest.mark.requires_feature("pbs_release_nodes"),
+]
 
 
 @pytest.fixture(scope="module")

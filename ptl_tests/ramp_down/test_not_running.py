@@ -14,7 +14,12 @@ from ptl_tests.ramp_down.evidence import accounting
 from ptl_tests.ramp_down.jobs import SLEEP
 from ptl_tests.ramp_down_helpers import PRERUN_SUBSTATE, Roles, standard_select
 
-pytestmark = [pytest.mark.acceptance, pytest.mark.ramp_down, pytest.mark.needs_moms(3)]
+pytestmark = [
+    pytest.mark.acceptance,
+    pytest.mark.ramp_down,
+    pytest.mark.needs_moms(3),
+    pytest.mark.requires_feature("pbs_release_nodes"),
+]
 
 
 def job_in_state(pbs, nemesis, roles: Roles, state: str) -> str:

@@ -15,7 +15,12 @@ from ptl_tests import jobscripts
 from ptl_tests.ramp_down.evidence import accounting
 from ptl_tests.ramp_down.jobs import SLEEP, start_job
 
-pytestmark = [pytest.mark.acceptance, pytest.mark.ramp_down, pytest.mark.needs_moms(3)]
+pytestmark = [
+    pytest.mark.acceptance,
+    pytest.mark.ramp_down,
+    pytest.mark.needs_moms(3),
+    pytest.mark.requires_feature("pbs_release_nodes"),
+]
 
 BURN = 4  # seconds of wall time the burning task keeps a cpu busy
 DEFAULT_MAX_CHECK_POLL = 120  # seconds: MAX_CHECK_POLL_TIME, src/include/mom_func.h

@@ -15,7 +15,12 @@ from ptl_tests.ramp_down.assignment import Assignment, assert_job_matches, uncha
 from ptl_tests.ramp_down.evidence import accounting, released_vnode_logs
 from ptl_tests.ramp_down.jobs import start_job, start_standard_job, task_pids, wait_tasks_gone, with_extra
 
-pytestmark = [pytest.mark.acceptance, pytest.mark.ramp_down, pytest.mark.needs_moms(3)]
+pytestmark = [
+    pytest.mark.acceptance,
+    pytest.mark.ramp_down,
+    pytest.mark.needs_moms(3),
+    pytest.mark.requires_feature("pbs_release_nodes"),
+]
 
 
 @pytest.mark.spec("RD-1", "RD-3", "RD-4", "RD-6")

@@ -14,7 +14,12 @@ from ptl_tests.ramp_down.evidence import accounting, released_vnode_logs
 from ptl_tests.ramp_down.jobs import start_job
 from ptl_tests.ramp_down_helpers import RELNODES_ATTR, STAGEOUT_SUBSTATE, hook_set_release_nodes_on_stageout
 
-pytestmark = [pytest.mark.acceptance, pytest.mark.ramp_down, pytest.mark.needs_moms(3)]
+pytestmark = [
+    pytest.mark.acceptance,
+    pytest.mark.ramp_down,
+    pytest.mark.needs_moms(3),
+    pytest.mark.requires_feature("pbs_release_nodes"),
+]
 
 
 @dataclass(frozen=True)

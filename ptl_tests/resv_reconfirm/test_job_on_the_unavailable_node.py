@@ -28,7 +28,7 @@ from ptl_tests.resv_reconfirm_helpers import (
     y_records,
 )
 
-pytestmark = [pytest.mark.acceptance, pytest.mark.resv_reconfirm]
+pytestmark = [pytest.mark.acceptance, pytest.mark.resv_reconfirm, pytest.mark.requires_feature("reserve_retry_time")]
 
 
 class ReconfirmedUnderAJob(AssertionError):

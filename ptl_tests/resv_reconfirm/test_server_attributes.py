@@ -21,7 +21,7 @@ from ptl_tests.resv_reconfirm_helpers import (
     submit_resv,
 )
 
-pytestmark = [pytest.mark.acceptance, pytest.mark.resv_reconfirm]
+pytestmark = [pytest.mark.acceptance, pytest.mark.resv_reconfirm, pytest.mark.requires_feature("reserve_retry_time")]
 
 
 def server_attrs(pbs, user: str | None) -> dict:
@@ -121,6 +121,7 @@ def test_reserve_retry_time_is_set_by_managers_only_and_shown_to_managers_only(p
 
 @pytest.mark.spec("RV-3", "RV-1")
 @pytest.mark.guards("RV-3")
+@pytest.mark.requires_feature("reserve_retry_init")  # deprecated: a later release may drop it
 def test_deprecated_reserve_retry_init_still_sets_reserve_retry_time(rv) -> None:
     pbs = rv.pbs
     res = pbs.server.set({"reserve_retry_init": 7})
@@ -150,6 +151,7 @@ def test_deprecated_reserve_retry_init_still_sets_reserve_retry_time(rv) -> None
 )
 @pytest.mark.spec("RV-3", "RV-1")
 @pytest.mark.guards("RV-3", "RV-1")
+@pytest.mark.requires_feature("reserve_retry_init")
 def test_unsetting_reserve_retry_init_leaves_the_shown_reserve_retry_time_in_force(rv) -> None:
     pbs = rv.pbs
     assert pbs.server.set({"reserve_retry_init": 7}).ok

@@ -232,3 +232,55 @@ def test_check_mode_shows_a_missing_pbs_conf_and_writes_nothing(tmp_path: Path) 
     assert "+PBS_START_MOM=0" in run.stdout
     assert all("changed=" in line and "changed=0" not in line for line in recap(run.stdout).values())
     assert not any((root / name / "pbs.conf").exists() for name in ("srv", "mom1", "cli"))
+
+
+SCP_BOOK = """\
+- name: Client hosts
+  hosts: all
+  gather_facts: false
+  roles:
+    - role: openpbs_client
+"""
+
+
+def test_pbs_scp_is_written_where_the_accounts_have_ssh_keys_and_once_only(tmp_path: Path) -> None:
+    """PBS_SCP follows openpbs_common_user_ssh_keys (jobs' files go by scp only where the accounts have
+    keys); a PBS_SCP in the role's conf_extra takes the place of that line (one line, or none for null).
+    Faked as above: client hosts with `ansible_connection: local` and a scratch pbs.conf each."""
+    root = tmp_path
+    cases = {
+        "keys": ({"openpbs_common_user_ssh_keys": True}, ["PBS_SCP=/usr/bin/scp"]),
+        "nokeys": ({"openpbs_common_user_ssh_keys": False}, []),
+        "keysextra": (
+            {"openpbs_common_user_ssh_keys": True, "openpbs_client_conf_extra": {"PBS_SCP": "/usr/local/bin/scp"}},
+            ["PBS_SCP=/usr/local/bin/scp"],
+        ),
+        "keysnull": ({"openpbs_common_user_ssh_keys": True, "openpbs_client_conf_extra": {"PBS_SCP": None}}, []),
+    }
+    hosts = {
+        name: {"openpbs_client_conf_file": str(root / name / "pbs.conf"), **host_vars}
+        for name, (host_vars, _) in cases.items()
+    }
+    for name in cases:
+        (root / name).mkdir()
+    inv = {
+        "all": {
+            "vars": {
+                "ansible_connection": "local",
+                "ansible_python_interpreter": sys.executable,
+                "openpbs_install_prefix": str(root / "prefix"),
+            },
+            "hosts": hosts,
+            "children": {"pbs_server": {"hosts": {"keys": None}}},
+        }
+    }
+    (root / "inventory.yml").write_text(yaml.safe_dump(inv))
+    (root / "playbook.yml").write_text(SCP_BOOK)
+
+    run = run_playbook(root)
+
+    assert run.returncode == 0, run.stdout + run.stderr
+    for name, (_, want) in cases.items():
+        lines = (root / name / "pbs.conf").read_text().splitlines()
+        assert [line for line in lines if line.startswith("PBS_SCP")] == want, (name, lines)
+        assert "PBS_SERVER=keys" in lines, lines

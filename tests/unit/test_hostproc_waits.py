@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from pbs_harness import cgroups
 from pbs_harness.errors import UnreachableError
 from pbs_harness.localcluster import hostproc
 from pbs_harness.localcluster.spec import HostSpec
@@ -42,12 +43,12 @@ def test_wait_ssh_stops_at_once_when_the_host_died(monkeypatch: pytest.MonkeyPat
 
 
 def test_crash_names_the_processes_that_survived(monkeypatch: pytest.MonkeyPatch) -> None:
+    """FAKE: the cgroup reads (a process 4242 that never leaves its group) and os.kill."""
     killed: list[int] = []
-    monkeypatch.setattr(hostproc, "is_running", lambda host: True)
-    monkeypatch.setattr(hostproc, "_set_frozen", lambda host, frozen: None)
-    monkeypatch.setattr(hostproc, "_wait_frozen", lambda host: None)
-    monkeypatch.setattr(hostproc, "pids", lambda host: [4242])
-    monkeypatch.setattr(hostproc.os, "kill", lambda pid, sig: killed.append(pid))
+    monkeypatch.setattr(cgroups, "set_frozen", lambda unit, frozen, label=None: None)
+    monkeypatch.setattr(cgroups, "remove", lambda unit, keep_top=False: None)
+    monkeypatch.setattr(cgroups, "pids", lambda unit: [4242])
+    monkeypatch.setattr(cgroups.os, "kill", lambda pid, sig: killed.append(pid))
     with pytest.raises(UnreachableError) as err:
         hostproc.crash(HOST, timeout=0.2)
     assert killed == [4242]
@@ -55,20 +56,24 @@ def test_crash_names_the_processes_that_survived(monkeypatch: pytest.MonkeyPatch
 
 
 def test_crash_returns_once_the_processes_are_gone(monkeypatch: pytest.MonkeyPatch) -> None:
-    left = [[4242], [4242], []]
-    monkeypatch.setattr(hostproc, "is_running", lambda host: True)
-    monkeypatch.setattr(hostproc, "_set_frozen", lambda host, frozen: None)
-    monkeypatch.setattr(hostproc, "_wait_frozen", lambda host: None)
-    monkeypatch.setattr(hostproc, "pids", lambda host: left.pop(0) if len(left) > 1 else left[0])
-    monkeypatch.setattr(hostproc.os, "kill", lambda pid, sig: None)
+    """FAKE: the cgroup reads (the process is gone at the third look) and os.kill."""
+    left = [[4242], [4242], [4242], []]
+    monkeypatch.setattr(cgroups, "set_frozen", lambda unit, frozen, label=None: None)
+    monkeypatch.setattr(cgroups, "remove", lambda unit, keep_top=False: None)
+    monkeypatch.setattr(cgroups, "pids", lambda unit: left.pop(0) if len(left) > 1 else left[0])
+    monkeypatch.setattr(cgroups.os, "kill", lambda pid, sig: None)
     hostproc.crash(HOST, timeout=5)
 
 
 def test_wait_frozen_names_the_host(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    (tmp_path / "freezer.state").write_text("FREEZING\n")
-    monkeypatch.setattr(hostproc, "_v1", lambda: True)
-    monkeypatch.setattr(hostproc, "cgroup_dir", lambda host: tmp_path)
+    """FAKE: a v1 freezer hierarchy in tmp_path whose group stays FREEZING, then FROZEN."""
+    (tmp_path / "freezer").mkdir()
+    monkeypatch.setattr(cgroups, "CGROUP_FS", tmp_path)
+    monkeypatch.setattr(cgroups, "FREEZE_TIMEOUT", 0.2)
+    group = cgroups.freezer_dir(HOST.name)
+    group.mkdir(parents=True)
+    (group / "cgroup.procs").write_text("4242\n")
+    (group / "freezer.state").write_text("FREEZING\n")
+    monkeypatch.setattr(Path, "write_text", lambda self, text: len(text))  # the kernel would change the state
     with pytest.raises(UnreachableError, match=r"^host tst01 did not freeze within 0.2s$"):
-        hostproc._wait_frozen(HOST, timeout=0.2)
-    (tmp_path / "freezer.state").write_text("FROZEN\n")
-    hostproc._wait_frozen(HOST, timeout=0.2)
+        hostproc.pause(HOST)

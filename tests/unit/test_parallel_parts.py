@@ -228,7 +228,7 @@ def test_clusters_of_different_versions_are_never_merged_into_one_verdict(tmp_pa
     ]
     paths = report.write_all(catalogue.load(), results, tmp_path / "none", tmp_path)
     md = paths[1].read_text()
-    assert "one verdict per version, side by side, never merged" in md
+    assert "one verdict per build, side by side, never merged" in md
     assert "| OpenPBS 23.06.06 | OpenPBS 22.05.11 |" in md
     row = next(line for line in md.splitlines() if line.startswith("| RD-3 |"))
     assert "**pass**<br>test_one on pa: passed" in row

@@ -25,7 +25,12 @@ from ptl_tests.reliable_startup_helpers import (
     set_mom_options,
 )
 
-pytestmark = [pytest.mark.acceptance, pytest.mark.reliable_startup, pytest.mark.needs_moms(5)]
+pytestmark = [
+    pytest.mark.acceptance,
+    pytest.mark.reliable_startup,
+    pytest.mark.needs_moms(5),
+    pytest.mark.requires_feature("execjob_resize_hook_event"),
+]
 
 
 # ---------------------------------------------------------------------------------------------

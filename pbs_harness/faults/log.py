@@ -1,0 +1,48 @@
+"""The fault log of one test: every fault started and healed, when, on what, how, and with what
+outcome (Jepsen's history, for faults). It goes into the test's evidence folder (faults.txt) and
+into its JUnit properties, so a reader sees what the cluster went through beside the commands."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class FaultEvent:
+    at: datetime  # wall clock, to line up with PBS's logs
+    offset: float  # seconds since the log began (the test's start)
+    action: str  # start | heal
+    kind: str
+    target: str
+    mechanism: str  # how the host's backend did it
+    seconds: float  # how long the action took
+    error: str | None = None
+
+    def line(self) -> str:
+        outcome = f"FAILED: {self.error}" if self.error else "ok"
+        return (
+            f"{self.at:%H:%M:%S.%f}"[:-3] + f" +{self.offset:7.2f}s {self.action:5} {self.kind} on {self.target} "
+            f"({self.seconds:.2f}s, {outcome}) via {self.mechanism}"
+        )
+
+
+@dataclass
+class FaultLog:
+    events: list[FaultEvent] = field(default_factory=list)
+    began: float = field(default_factory=time.monotonic)
+
+    def record(self, action: str, kind: str, target: str, *, mechanism: str, started: float, error: str | None) -> None:
+        """One action that began at `started` (time.monotonic()) and has just ended."""
+        now = time.monotonic()
+        self.events.append(
+            FaultEvent(datetime.now(), started - self.began, action, kind, target, mechanism, now - started, error)
+        )
+
+    def text(self) -> str:
+        return "".join(e.line() + "\n" for e in self.events)
+
+    def write(self, path: Path) -> None:
+        path.write_text(self.text() or "no fault was injected\n")

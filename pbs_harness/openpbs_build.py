@@ -1,0 +1,209 @@
+"""OpenPBS packages from `--openpbs PATH`, cached: built from a source the way upstream builds its
+own, taken from a release zip, or used from a folder as they are.
+
+A source (archive or tree) is built by the source's own ci/etc/build-pbs-packages.sh (configure,
+make dist, rpmbuild of openpbs.spec with PTL, then `alien --to-deb --scripts` on Debian), inside
+a container of the builder image layer of the hosts' distribution, so this machine gets no build
+dependencies. The result is kept in the cache under the source's sha256 and that layer:
+
+  <cache>/packages/<sha256[:16]>-<layer>/   the .deb files and openpbs-source.json (written last)
+
+A second run with the same source and image finds them there and builds nothing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import shutil
+import tarfile
+import time
+import zipfile
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from pbs_harness import images, nspawn, shell
+from pbs_harness.errors import HarnessError, PreconditionError
+from pbs_harness.openpbs_source import BUILD_SCRIPT, KINDS, PROVENANCE_FILE, Provenance, Source, package_files
+
+Progress = Callable[[str], None]
+BUILD_TIMEOUT = 3600
+
+# The build environment, not the build: upstream's script compiles with -Werror, and the newer
+# compilers of today's distributions warn where upstream's CI compilers did not (GCC 12 on Debian 12:
+# -Warray-bounds in src/resmom/mom_comm.c). Warnings stay warnings, printed in the build log;
+# nothing of the source or the script changes. Wrappers first on PATH (/usr/local/bin) add the flag.
+NO_WERROR = "-Wno-error"
+COMPILERS = ("gcc", "g++", "cc", "c++")
+# Debian's rpm defines no %__python3, which openpbs.spec's byte-compiling of PTL expands.
+RPM_MACROS = "%__python3 /usr/bin/python3\n"
+
+
+class BuildFailed(HarnessError):
+    """The upstream build script failed inside the builder container."""
+
+
+@dataclass(frozen=True)
+class PackageSet:
+    """A folder of OpenPBS packages for one distribution, and where they came from."""
+
+    path: Path
+    provenance: Provenance
+
+    @property
+    def version(self) -> str:
+        return self.provenance.version
+
+    def file(self, kind: str) -> str:
+        return self.provenance.packages[kind]
+
+
+def depends(packages: Path) -> set[str]:
+    """The Debian packages the server, execution and client packages depend on (names; the first
+    of alternatives), read with dpkg-deb."""
+    found = _load(packages)
+    if found is None:
+        raise PreconditionError(f"{packages} has no {PROVENANCE_FILE}", "name the packages with --openpbs again")
+    names: set[str] = set()
+    for kind in ("server", "execution", "client"):
+        field = shell.check(["dpkg-deb", "--field", str(packages / found.file(kind)), "Depends"])
+        for item in field.split(","):
+            name = item.split("|")[0].strip().split(" ")[0].split(":")[0]
+            if name:
+                names.add(name)
+    return names
+
+
+def _provenance(source: Source, folder: Path, built_in: str | None) -> Provenance:
+    found = package_files(sorted(p.name for p in folder.iterdir()))
+    missing = [name for name in ("openpbs-server", "openpbs-execution", "openpbs-client") if name not in found]
+    if missing:
+        raise PreconditionError(
+            f"{folder} has no {', '.join(missing)} package (found: {', '.join(sorted(found)) or 'none'})",
+            "name a release zip or folder with the server, execution and client packages",
+        )
+    versions = {version for _, version in found.values()}
+    if len(versions) != 1:
+        raise PreconditionError(
+            f"{folder} mixes OpenPBS versions {', '.join(sorted(versions))}", "keep one version's packages in it"
+        )
+    kinds = {KINDS.get(name, name.removeprefix("openpbs-")): file for name, (file, _) in found.items()}
+    return Provenance(source.form, source.path.name, source.sha256, source.commit, versions.pop(), kinds, built_in)
+
+
+def _load(folder: Path) -> PackageSet | None:
+    record = folder / PROVENANCE_FILE
+    if not record.is_file():
+        return None
+    return PackageSet(folder, Provenance(**json.loads(record.read_text())))
+
+
+def _save(folder: Path, provenance: Provenance) -> PackageSet:
+    tmp = folder / (PROVENANCE_FILE + ".tmp")
+    tmp.write_text(json.dumps(provenance.to_json(), indent=2) + "\n")
+    tmp.replace(folder / PROVENANCE_FILE)
+    return PackageSet(folder, provenance)
+
+
+@contextlib.contextmanager
+def _locked(folder: Path) -> Iterator[None]:
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    with (folder.parent / f".{folder.name}.lock").open("w") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        yield
+
+
+def ensure(source: Source, dist: images.Distribution, progress: Progress) -> PackageSet:
+    """The packages of `source` for hosts of `dist`: from the cache, unpacked, or built."""
+    if source.form == "packages":
+        return PackageSet(source.path, _provenance(source, source.path, None))
+    layer = images.builder_layer(dist) if source.needs_build else None
+    folder = images.cache_dir() / "packages" / f"{source.sha256[:16]}-{layer.name if layer else source.form}"
+    cached = _load(folder)
+    if cached:
+        progress(f"OpenPBS {cached.version} packages of {source.path.name}: cached in {folder}")
+        return cached
+    with _locked(folder):
+        cached = _load(folder)
+        if cached:
+            return cached
+        if folder.exists():
+            shutil.rmtree(folder)  # an interrupted build or unpacking
+        folder.mkdir(parents=True)
+        if layer is None:
+            _unzip(source.path, folder)
+            return _save(folder, _provenance(source, folder, None))
+        images.ensure(layer, progress)
+        _build(source, layer, folder, progress)
+        return _save(folder, _provenance(source, folder, layer.name))
+
+
+def _unzip(path: Path, folder: Path) -> None:
+    """The release zip's package files, flat in `folder` (whatever folders the zip holds them in)."""
+    with zipfile.ZipFile(path) as zf:
+        for info in zf.infolist():
+            name = Path(info.filename).name
+            if name.endswith((".deb", ".rpm")) and not info.is_dir():
+                with zf.open(info) as src, (folder / name).open("wb") as dst:
+                    shutil.copyfileobj(src, dst)
+
+
+def _unpack_source(source: Source, into: Path) -> Path:
+    """The source tree to build: a tree as it is, an archive unpacked (its one top folder stripped)."""
+    if source.form == "tree":
+        return source.path
+    into.mkdir(parents=True)
+    with tarfile.open(source.path) as tar:
+        tar.extractall(into, filter="data")
+    tops = [p for p in into.iterdir() if p.is_dir()]
+    return tops[0] if len(tops) == 1 and not (into / "configure.ac").exists() else into
+
+
+def _compilers(folder: Path) -> Path:
+    folder.mkdir(parents=True)
+    for name in COMPILERS:
+        wrapper = folder / name
+        wrapper.write_text(f'#!/bin/sh\nexec /usr/bin/{name} "$@" {NO_WERROR}\n')
+        wrapper.chmod(0o755)
+    return folder
+
+
+def _build(source: Source, layer: images.Layer, folder: Path, progress: Progress) -> None:
+    work = folder.parent / f".{folder.name}.work"
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    log = folder.parent / f"{folder.name}.build.log"
+    log.unlink(missing_ok=True)
+    try:
+        tree = _unpack_source(source, work / "src")
+        out = work / "out"
+        out.mkdir()
+        progress(
+            f"building OpenPBS packages from {source.path.name} in {layer.name} with its own {BUILD_SCRIPT} "
+            f"(configure, make dist, rpmbuild, alien: about 10 minutes on 2 cores; log {log})"
+        )
+        start = time.monotonic()
+        compilers = _compilers(work / "compilers")
+        with images.overlay(layer.lowerdirs(), work / "root") as merged:
+            (merged / "root/.rpmmacros").write_text(RPM_MACROS)
+            # /src, not /src/packages: the script removes and remakes /src/packages.
+            binds = {tree: "/pbssrc", out: "/src", compilers: "/usr/local/bin"}
+            # The script itself, so that its shebang's `bash -xe` stops it at the first error.
+            argv = [*images.run_argv(merged, binds=binds, ro={tree, compilers}), f"/pbssrc/{BUILD_SCRIPT}"]
+            rc = nspawn.run(f"build-{source.sha256[:12]}", argv, log, timeout=BUILD_TIMEOUT)
+        if rc != 0:
+            tail = "\n".join(log.read_text(errors="replace").strip().splitlines()[-15:])
+            raise BuildFailed(
+                f"the OpenPBS package build of {source.path.name} failed (rc={rc}); the end of {log}:\n{tail}",
+                "read the log; a source that does not build on this image may need another (--image)",
+            )
+        debs = sorted((out / "packages").glob("*.deb"))
+        if not debs:
+            raise BuildFailed(f"the package build of {source.path.name} left no .deb file in its output", f"see {log}")
+        for deb in debs:
+            shutil.move(str(deb), folder / deb.name)
+        progress(f"OpenPBS packages built in {time.monotonic() - start:.0f}s: {', '.join(d.name for d in debs)}")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
