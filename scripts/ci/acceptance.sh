@@ -8,8 +8,8 @@
 # Environment (all optional):
 #   PYTEST_ARGS      arguments for pytest, e.g. "-m smoke" (empty: every suite)
 #   CLUSTERS         local clusters side by side (default auto: from the machine's cores and memory)
-#   FLAVOUR, OPENPBS passed to make as they are (the host flavour and its OpenPBS; empty: the default,
-#                    namespaced hosts sharing this machine's /opt/pbs)
+#   FLAVOUR, OPENPBS, IMAGE  passed to make as they are (the host flavour, its OpenPBS and distribution;
+#                    empty: the default, namespaced hosts sharing this machine's /opt/pbs)
 #   CI_NAME_PREFIX   host names PREFIX01.. (default ci<4 hex of the checkout path>)
 #   CI_SUBNET        the first cluster's /24 (default auto: the first free 10.X.0.0/24)
 #   PBS_HARNESS_STATE_DIR  state directory of the first cluster (default /var/lib/pbs-harness/ci-<4 hex>)
@@ -31,6 +31,7 @@ fi
 make_args=(CLUSTERS="${CLUSTERS:-auto}" UP_ARGS="--name-prefix $prefix --subnet $subnet" PYTEST_ARGS="${PYTEST_ARGS:-}")
 [ -z "${FLAVOUR:-}" ] || make_args+=(FLAVOUR="$FLAVOUR")
 [ -z "${OPENPBS:-}" ] || make_args+=(OPENPBS="$OPENPBS")
+[ -z "${IMAGE:-}" ] || make_args+=(IMAGE="$IMAGE")
 
 foreign=$(.venv/bin/python -c 'from pbs_harness.localcluster import registry; print(len(registry.others()))')
 [ "$foreign" = 0 ] || echo "acceptance: $foreign other local cluster(s) on this machine are left alone (pbs-harness status)"
