@@ -78,7 +78,9 @@ def _relay(channel: paramiko.Channel, destination: tuple[str, int]) -> None:
                 write(data)
         with contextlib.suppress(OSError):
             sock.shutdown(socket.SHUT_RDWR)
-        channel.close()
+        # The client may have closed the whole connection already: nothing left to tell it.
+        with contextlib.suppress(OSError, EOFError, paramiko.SSHException):
+            channel.close()
 
     threading.Thread(target=pump, args=(channel.recv, sock.sendall), daemon=True).start()
     threading.Thread(target=pump, args=(sock.recv, channel.sendall), daemon=True).start()
