@@ -1,7 +1,10 @@
 # pbs-harness — the two commands of the README:
 #   make acceptance   bring up the local cluster, deploy OpenPBS, run the acceptance suites, write the report
-#   make test         the project's own tests: lint + unit tests (+ acceptance suites, which skip without a cluster)
+#   make test         the project's own tests: lint + unit tests + collection of the acceptance suites (never
+#                     their run: a cluster left up by `make acceptance` is not tested again, serially, here)
 
+# The Python the venv is made with: 3.11 or newer (ansible-core 2.19), e.g. PYTHON=python3.12.
+PYTHON    ?= python3
 VENV      ?= .venv
 PY        := $(VENV)/bin/python
 HARNESS   := $(VENV)/bin/pbs-harness
@@ -22,13 +25,25 @@ HOST_ARGS := --flavour $(FLAVOUR) $(if $(filter system,$(FLAVOUR)),--image $(IMA
 
 .PHONY: venv test unit lint acceptance down bench bench-suites bench-parallel bench-flavours bench-ptl clean
 
-$(VENV)/.installed: requirements.txt requirements-dev.txt pyproject.toml
-	python3 -m venv $(VENV)
-	$(VENV)/bin/pip install -q --disable-pip-version-check -r requirements-dev.txt
+# The versions of constraints.txt, dependencies of dependencies too (a lock; `make lock` rewrites it).
+$(VENV)/.installed: requirements.txt requirements-dev.txt constraints.txt pyproject.toml
+	scripts/ci/check-python.sh $(PYTHON)
+	$(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/pip install -q --disable-pip-version-check -r requirements-dev.txt -c constraints.txt
 	$(VENV)/bin/pip install -q --disable-pip-version-check --no-deps -e .
 	touch $@
 
 venv: $(VENV)/.installed
+
+# constraints.txt from a fresh environment of requirements-dev.txt (after changing a requirements file).
+.PHONY: lock
+lock:
+	rm -rf .venv-lock
+	$(PYTHON) -m venv .venv-lock
+	.venv-lock/bin/pip install -q --disable-pip-version-check -r requirements-dev.txt
+	{ sed -n '/^#/p' constraints.txt; .venv-lock/bin/pip freeze --exclude-editable; } > constraints.txt.new
+	mv constraints.txt.new constraints.txt
+	rm -rf .venv-lock
 
 lint: venv lint-ci-examples
 	$(VENV)/bin/ruff check .
@@ -45,9 +60,10 @@ lint-ci-examples: venv
 unit: venv
 	$(PY) -m pytest tests -q --junitxml reports/junit-unit.xml
 
+# The acceptance suites are collected here, not run: every suite imports and its markers and spec tags are
+# known, whether or not a cluster is up. They run in `make acceptance` (or `pbs-harness test`).
 test: lint unit
-	# Acceptance suites: they skip when no cluster/OpenPBS is available, one line per reason (pbs_harness.progress).
-	$(PY) -m pytest ptl_tests -q --junitxml reports/junit-make-test.xml $(PYTEST_ARGS)
+	$(PY) -m pytest ptl_tests -qq --collect-only -p no:cacheprovider
 
 # Not -q: a line per finished test (suite, name, outcome, duration) keeps a long run followable.
 acceptance: venv

@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from pbs_harness import project
+from pbs_harness import project, shell
 from pbs_harness.errors import HarnessError, PreconditionError, UnreachableError
 
 RECAP_RE = re.compile(
@@ -25,6 +25,8 @@ TASK_ERROR_RE = re.compile(r"^\[ERROR\]: Task failed: (?:Action failed: )?(?P<ms
 ORIGIN_RE = re.compile(r"^Origin: (?P<file>[^:<]+)")
 # The preflight's failed SSH check (playbooks/preflight.yml, "Report the unreachable host").
 PREFLIGHT_SSH = "did not answer over SSH within"
+# Seconds an interrupted ansible-playbook gets to stop its workers before they are killed.
+PLAYBOOK_GRACE = 10.0
 
 
 @dataclass(frozen=True)
@@ -117,19 +119,26 @@ def run_playbook(
             "pbs-harness from that environment",
         )
     with log.open("w") as out:
+        # A group of its own, ended whole (SIGTERM, then SIGKILL after PLAYBOOK_GRACE s) when this wait is
+        # interrupted (Ctrl-C, SIGTERM): no ansible worker or ssh goes on alone.
         proc = subprocess.Popen(
-            argv, cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1
-        )
+            argv, cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1,
+            stdin=subprocess.DEVNULL, start_new_session=True,
+        )  # fmt: skip
         assert proc.stdout is not None
-        for line in proc.stdout:
-            out.write(line)
-            lines.append(line)
-            m = TASK_RE.match(line)
-            if m:
-                progress(f"  {m.group(1).lower()}: {m['name']}")
-            elif line.startswith(("fatal:", "failed:", "[ERROR]:")) or "UNREACHABLE!" in line:
-                progress("  " + line.rstrip()[:400])
-        rc = proc.wait()
+        try:
+            for line in proc.stdout:
+                out.write(line)
+                lines.append(line)
+                m = TASK_RE.match(line)
+                if m:
+                    progress(f"  {m.group(1).lower()}: {m['name']}")
+                elif line.startswith(("fatal:", "failed:", "[ERROR]:")) or "UNREACHABLE!" in line:
+                    progress("  " + line.rstrip()[:400])
+            rc = proc.wait()
+        except BaseException:
+            shell.kill_group(proc, grace=PLAYBOOK_GRACE)
+            raise
     result = PlaybookRun(rc, time.monotonic() - start, parse_recap(lines), log)
     if rc != 0:
         raise _failure(playbook, rc, result, lines)

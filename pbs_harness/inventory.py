@@ -23,7 +23,7 @@ from typing import Any
 
 import yaml
 
-from pbs_harness import project, providers, reachability, shell
+from pbs_harness import project, providers, reachability, shell, sshconfig
 from pbs_harness.errors import PreconditionError, UnreachableError
 from pbs_harness.transport import SSHTarget
 
@@ -56,24 +56,57 @@ class InventoryHost:
     def describe(self) -> str:
         return f"{self.name} ({self.address}:{self.port})"
 
-    def ssh_target(self) -> SSHTarget:
+    def ssh_args(self) -> tuple[str, ...]:
+        """ansible_ssh_common_args and ansible_ssh_extra_args as words, as Ansible hands them to ssh."""
         args = f"{self.vars.get('ansible_ssh_common_args', '')} {self.vars.get('ansible_ssh_extra_args', '')}"
         # The one template an inventory's SSH settings commonly hold, rendered as Ansible would.
         args = _INVENTORY_DIR_RE.sub(lambda _: str(self.vars.get("inventory_dir", "")), args)
-        opts = _ssh_options(args)
-        strict = opts.get("stricthostkeychecking", "yes").lower() not in ("no", "off")
+        return tuple(shlex.split(args))
+
+    def route(self) -> sshconfig.Route:
+        """How OpenSSH reaches this host with the inventory's settings and ~/.ssh/config (`ssh -G`)."""
+        key = self.vars.get("ansible_ssh_private_key_file") or self.vars.get("ansible_private_key_file")
+        port = self.vars.get("ansible_port")
+        user = self.vars.get("ansible_user")
+        return sshconfig.resolve(
+            sshconfig.Destination(
+                self.name,
+                self.address,
+                int(port) if port is not None else None,
+                str(user) if user is not None else None,
+                str(Path(str(key)).expanduser()) if key else None,
+                self.ssh_args(),
+            )
+        )
+
+    def ssh_target(self) -> SSHTarget:
+        route = self.route()
+        args = self.ssh_args()
+        opts = _ssh_options(shlex.join(args))
         key = self.vars.get("ansible_ssh_private_key_file") or self.vars.get("ansible_private_key_file")
         return SSHTarget(
             name=self.name,
             address=self.address,
-            user=str(self.vars.get("ansible_user", "root")),
-            port=self.port,
-            key_file=str(Path(key).expanduser()) if key else None,
-            known_hosts=opts.get("userknownhostsfile"),
-            strict_host_keys=strict,
+            user=route.user,
+            port=route.port,
+            key_file=str(Path(str(key)).expanduser()) if key else None,
+            known_hosts=opts.get("userknownhostsfile") or next(iter(route.known_hosts_files), None),
+            strict_host_keys=route.strict_host_keys if route.resolved else _strict(opts),
             become=_boolean(self.vars.get("ansible_become", False)),
             become_user=str(self.vars.get("ansible_become_user") or "root"),
+            hostname=route.hostname,
+            identity_files=route.identity_files,
+            known_hosts_files=route.known_hosts_files,
+            # The agent offers its keys as it does to ssh, unless IdentitiesOnly limits ssh to the named keys.
+            allow_agent=bool(os.environ.get("SSH_AUTH_SOCK")) and not route.identities_only,
+            proxy_command=route.proxy_command,
+            through=route.through,
+            ssh_args=args,
         )
+
+    def probe_endpoint(self) -> tuple[str, int] | None:
+        """Where a TCP probe of this host goes: its SSH port, or its first jump host's (None: a ProxyCommand)."""
+        return sshconfig.first_hop(self.route(), self.name, self.ssh_args())
 
 
 @dataclass(frozen=True)
@@ -135,6 +168,11 @@ def _boolean(value: Any) -> bool:
     if isinstance(value, str):
         return value.strip().lower() in ("1", "true", "yes", "on", "y", "t")
     return bool(value)
+
+
+def _strict(opts: dict[str, str]) -> bool:
+    """Host keys are checked unless the ssh options turn it off (used without an OpenSSH client to ask)."""
+    return opts.get("stricthostkeychecking", "yes").lower() not in ("no", "off", "false")
 
 
 def _ssh_options(args: str) -> dict[str, str]:
@@ -305,11 +343,22 @@ def load(path: Path) -> Inventory:
 
 
 def check_reachable(inv: Inventory, timeout: float = 10) -> None:
-    """Every host's SSH port answers within `timeout` seconds (all at once), or an error naming the hosts."""
+    """Every host's SSH port answers within `timeout` seconds (all at once), or an error naming the hosts.
+    A host reached through a jump host (ProxyJump) is probed at its first jump host; one behind a
+    ProxyCommand only by the SSH login that follows."""
     inv.provider.check_network(inv.server.vars)
-    failures = reachability.probe({h.name: (h.address, h.port) for h in inv.hosts.values()}, timeout)
+    endpoints = {h.name: h.probe_endpoint() for h in inv.hosts.values()}
+    probed = {name: end for name, end in endpoints.items() if end is not None}
+    failures = reachability.probe(probed, timeout)
     if failures:
-        named = "; ".join(f"{inv.hosts[n].describe()}: {why}" for n, why in sorted(failures.items()))
+
+        def described(name: str) -> str:
+            host, (address, port) = inv.hosts[name], probed[name]
+            if (address, port) == (host.address, host.port):
+                return host.describe()
+            return f"{name} (its way there, {address}:{port}, {host.route().through})"
+
+        named = "; ".join(f"{described(n)}: {why}" for n, why in sorted(failures.items()))
         raise UnreachableError(f"did not answer on their SSH port within {timeout:g}s: {named}", unreachable_hint(inv))
 
 

@@ -24,8 +24,9 @@ def root() -> Path:
         if (cand / "playbooks" / "site.yml").exists():
             return cand
     raise PreconditionError(
-        "cannot find the pbs-harness project files (playbooks/site.yml)",
-        "run from the pbs-harness checkout or set PBS_HARNESS_ROOT to it",
+        "cannot find the pbs-harness project files (playbooks/site.yml): the installed package holds the Python "
+        "code only; the playbooks, roles, inventories, hooks and suites stay in the git checkout",
+        "run pbs-harness from the checkout (`make venv` there), or set PBS_HARNESS_ROOT to the checkout",
     )
 
 

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
+import signal
 import subprocess
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 
 @dataclass(frozen=True)
@@ -24,17 +29,52 @@ class LocalResult:
 def run(
     argv: Sequence[str], *, timeout: float = 60, input_text: str | None = None, env: Mapping[str, str] | None = None
 ) -> LocalResult:
-    """Run argv (no shell) and return its result; `env` replaces the environment when given."""
-    proc = subprocess.run(
+    """Run argv (no shell) and return its result; `env` replaces the environment when given.
+
+    The command runs in a process group of its own, killed whole when the wait ends early (timeout,
+    Ctrl-C, SIGTERM): programs that start programs (ansible-inventory running an inventory script)
+    leave nothing behind."""
+    with subprocess.Popen(
         list(argv),
-        capture_output=True,
+        stdin=subprocess.DEVNULL if input_text is None else subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
-        timeout=timeout,
-        input=input_text,
-        check=False,
         env=None if env is None else dict(env),
-    )
-    return LocalResult(tuple(argv), proc.returncode, proc.stdout, proc.stderr)
+        start_new_session=True,
+    ) as proc:
+        try:
+            stdout, stderr = proc.communicate(input_text, timeout=timeout)
+        except BaseException:
+            kill_group(proc)
+            raise
+    return LocalResult(tuple(argv), proc.returncode, stdout, stderr)
+
+
+def kill_group(proc: subprocess.Popen, grace: float = 0.0) -> None:
+    """End `proc` and every process of its group (started with start_new_session): with `grace` > 0,
+    SIGTERM first and up to `grace` seconds to exit; then SIGKILL to what is left; reaps `proc`. The
+    leader is reaped last, so that its group id cannot name another process meanwhile."""
+    if grace > 0:
+        _signal_group(proc.pid, signal.SIGTERM)
+        deadline = time.monotonic() + grace
+        while time.monotonic() < deadline and not _exited(proc.pid):
+            time.sleep(0.05)
+    _signal_group(proc.pid, signal.SIGKILL)
+    proc.wait()
+
+
+def _signal_group(pgid: int, signum: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signum)
+
+
+def _exited(pid: int) -> bool:
+    """The process has exited (a zombie not yet reaped, or gone)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] in "ZX"
+    except (OSError, IndexError):
+        return True
 
 
 def check(argv: Sequence[str], *, timeout: float = 60, input_text: str | None = None) -> str:

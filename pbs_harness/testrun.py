@@ -78,8 +78,17 @@ _BY_PYTEST_CODE = {
 }
 
 
-def _from_code(rc: int, tests: list[dict[str, Any]]) -> Verdict | None:
+def _from_code(rc: int, tests: list[dict[str, Any]], signalled: bool) -> Verdict | None:
     """The verdict that pytest's exit code alone decides, or None (rc 0: the results decide)."""
+    failed = [t for t in tests if t.get("outcome") in ("failed", "error")]
+    if rc == PYTEST_INTERRUPTED and failed and not signalled:
+        # -x/--maxfail stopping a parallel run: pytest-xdist stops its session as "interrupted" (pytest's 2),
+        # where a serial run says 1. Nobody pressed Ctrl-C: tests failed.
+        return Verdict(
+            errors.EXIT_FAILED,
+            f"tests failed: {_tally(tests)} (the run stopped after {len(failed)} failure(s): -x/--maxfail)",
+            "see reports/acceptance.html and reports/evidence/",
+        )
     if rc < 0:
         if -rc in (signal.SIGINT, signal.SIGTERM):
             return Verdict(errors.EXIT_INTERRUPTED, "the test session was stopped by a signal")
@@ -93,11 +102,17 @@ def _from_code(rc: int, tests: list[dict[str, Any]]) -> Verdict | None:
 
 
 def judge(
-    rc: int, results: dict[str, Any] | None, *, informational: bool = False, unreachable_hint: str = ""
+    rc: int,
+    results: dict[str, Any] | None,
+    *,
+    informational: bool = False,
+    unreachable_hint: str = "",
+    signalled: bool = False,
 ) -> Verdict:
-    """The harness's exit code and a one-line account of a pytest run (rc) with its results (or None)."""
+    """The harness's exit code and a one-line account of a pytest run (rc) with its results (or None);
+    `signalled`: the harness passed a stop signal (Ctrl-C, SIGTERM) to that run."""
     tests = results.get("tests", []) if results else []
-    decided = _from_code(rc, tests)
+    decided = _from_code(rc, tests, signalled)
     if decided is not None:
         return decided
     if informational:

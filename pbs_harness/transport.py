@@ -10,8 +10,10 @@ inventory's ansible_become, as on cloud images), each command is wrapped in `sud
 
 from __future__ import annotations
 
+import os
 import select
 import shlex
+import subprocess
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -68,10 +70,11 @@ _SUDO_REFUSED = ("sudo: a password is required", "is not in the sudoers file", "
 
 @dataclass(frozen=True)
 class SSHTarget:
-    """How to reach a host: address, login user, key, known_hosts file, and privilege escalation."""
+    """How to reach a host: address, login user, key, known_hosts file, and privilege escalation; for an
+    inventory host, as OpenSSH would with its settings and ~/.ssh/config (pbs_harness.sshconfig)."""
 
     name: str
-    address: str
+    address: str  # what ssh is given (ansible_host): Host blocks of ~/.ssh/config match it
     user: str = "root"
     port: int = 22
     key_file: str | None = None
@@ -79,6 +82,13 @@ class SSHTarget:
     strict_host_keys: bool = True
     become: bool = False
     become_user: str = "root"
+    hostname: str = ""  # where ssh connects (HostName); empty: the address
+    identity_files: tuple[str, ...] = ()  # keys to offer besides key_file (IdentityFile), existing files
+    known_hosts_files: tuple[str, ...] = ()  # every known_hosts file ssh reads; empty: known_hosts
+    allow_agent: bool = False  # the ssh-agent (SSH_AUTH_SOCK) may offer its keys
+    proxy_command: str | None = None  # the way there: ProxyCommand, or `ssh -W` for a ProxyJump
+    through: str = "directly"  # that way, for messages
+    ssh_args: tuple[str, ...] = ()  # the inventory's ssh arguments, for programs that run ssh itself
 
     @property
     def escalates(self) -> bool:
@@ -108,6 +118,37 @@ def wire_command(target: SSHTarget, text: str, user: str | None = None) -> str:
 Recorder = Callable[[CommandResult], None]
 
 
+class ProxyProcess(paramiko.ProxyCommand):
+    """paramiko's ProxyCommand (the connection through a command such as `ssh -W`), ending at the command's
+    end of output (paramiko's own read waits out its timeout, spinning) and keeping what it said on stderr."""
+
+    def recv(self, size: int) -> bytes:
+        deadline = None if self.timeout is None else time.monotonic() + self.timeout
+        while True:
+            left = None if deadline is None else deadline - time.monotonic()
+            if left is not None and left <= 0:
+                raise TimeoutError("no data from the proxy command")
+            ready, _, _ = select.select([self.process.stdout], [], [], left)
+            if ready:
+                return os.read(self.process.stdout.fileno(), size)  # b"": the command ended, the connection too
+
+    def close(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+        try:
+            self.process.wait(5)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+    def said(self) -> str:
+        """What the command printed on stderr (call after close)."""
+        try:
+            return self.process.stderr.read().decode(errors="replace").strip()
+        except (OSError, ValueError):
+            return ""
+
+
 class RemoteHost:
     """A host reached over one cached SSH connection."""
 
@@ -120,29 +161,44 @@ class RemoteHost:
         self.recorders: list[Recorder] = []
 
     def _connect(self) -> paramiko.SSHClient:
+        target = self.target
         client = paramiko.SSHClient()
-        if self.target.known_hosts and Path(self.target.known_hosts).exists():
-            client.load_host_keys(self.target.known_hosts)
-        else:
+        known = target.known_hosts_files or ((target.known_hosts,) if target.known_hosts else ())
+        known = tuple(k for k in known if Path(k).exists())
+        for path in known:
+            client.load_host_keys(path)
+        if not known:
             client.load_system_host_keys()
-        policy = paramiko.RejectPolicy() if self.target.strict_host_keys else paramiko.WarningPolicy()
+        policy = paramiko.RejectPolicy() if target.strict_host_keys else paramiko.WarningPolicy()
         client.set_missing_host_key_policy(policy)
+        keys = list(dict.fromkeys([*([target.key_file] if target.key_file else []), *target.identity_files]))
+        # The way there: a ProxyCommand process (OpenSSH's `ssh -W` for a ProxyJump) carries the connection.
+        sock = ProxyProcess(target.proxy_command) if target.proxy_command else None
         try:
             client.connect(
-                self.target.address,
-                port=self.target.port,
-                username=self.target.user,
-                key_filename=self.target.key_file,
+                target.hostname or target.address,
+                port=target.port,
+                username=target.user,
+                key_filename=keys or None,
                 timeout=self.connect_timeout,
                 banner_timeout=self.connect_timeout,
                 auth_timeout=self.connect_timeout,
-                allow_agent=False,
-                look_for_keys=self.target.key_file is None,
+                allow_agent=target.allow_agent,
+                look_for_keys=not keys,
+                sock=sock,
             )
-        except (OSError, paramiko.SSHException) as exc:
+        except (OSError, EOFError, paramiko.SSHException) as exc:
+            said = ""
+            if sock is not None:
+                sock.close()
+                said = sock.said().replace("\r", "").replace("\n", " ")
+                said = f"; the proxy command said: {said[-500:]}" if said else ""
+            where = f"{target.hostname or target.address}:{target.port}"
             raise UnreachableError(
-                f"cannot reach {self.name} ({self.target.address}:{self.target.port}): {exc}",
-                "check the host is up and its inventory connection variables",
+                f"cannot reach {self.name} ({where}{'' if target.through == 'directly' else ', ' + target.through})"
+                f": {exc or type(exc).__name__}{said}",
+                "check the host is up and its inventory connection variables (and ~/.ssh/config: "
+                f"`ssh -G {target.address}` shows what OpenSSH makes of them)",
             ) from exc
         transport = client.get_transport()
         if transport is not None:

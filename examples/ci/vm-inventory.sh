@@ -14,7 +14,8 @@
 #   ANSIBLE_INVENTORY_BIN  ansible-inventory to read the result with (default .venv/bin/ansible-inventory)
 #
 # OUT_DIR gets known_hosts, ssh_key (mode 0600) and inventory/ (pass that to -i): group_vars/ from
-# the base, hosts.yml, and a group_vars/all/connection.yml that pins the host keys
+# the base ({{ inventory_dir }} in them made the base's absolute path, so that settings such as
+# openpbs_hooks_src_dir still name the checkout's files), hosts.yml, and a group_vars/all/connection.yml that pins the host keys
 # (StrictHostKeyChecking=yes against OUT_DIR/known_hosts) with absolute paths, so that Ansible and
 # the harness's own SSH layer read the same settings. (known_hosts and the key stay outside the
 # inventory folder, where Ansible would try to read them as inventory sources.)
@@ -43,7 +44,19 @@ rm -rf "$out"
 mkdir -p "$out/inventory"
 abs=$(cd "$out" && pwd)
 inv="$abs/inventory"
-cp -r "$base/group_vars" "$inv/"
+cp -rL "$base/group_vars" "$inv/"  # -L: a base may share files through symlinks (examples/six-vms)
+# The copies live in another folder: {{ inventory_dir }} in them (e.g. openpbs_hooks_src_dir, the hook sources
+# found from inventory/cloud.example/../../hooks) would name OUT_DIR. Make it the base's absolute path.
+base_abs=$(cd "$base" && pwd)
+python3 - "$inv/group_vars" "$base_abs" <<'PY'
+import pathlib, re, sys
+folder, base = pathlib.Path(sys.argv[1]), sys.argv[2]
+for path in folder.rglob("*.y*ml"):
+    text = path.read_text()
+    fixed = re.sub(r"\{\{\s*inventory_dir\s*\}\}", lambda _: base, text)
+    if fixed != text:
+        path.write_text(fixed)
+PY
 cp "$PBSH_HOSTS_FILE" "$inv/hosts.yml"
 cp "$PBSH_KNOWN_HOSTS_FILE" "$abs/known_hosts"
 cp "$PBSH_SSH_KEY_FILE" "$abs/ssh_key"

@@ -1,8 +1,9 @@
 """`pbs-harness` command line: cluster lifecycle, deploy, verify, test.
 
-One module per concern: common (progress, checks, argument types), local (local-cluster verbs),
-fleet_up (`--clusters N`), deploy (deploy, verify, up), test (test, report). This module builds the
-parser and runs a verb, turning errors into the exit codes of errors.EXIT_CODES.
+One module per concern: argv (the line's conventions), common (progress, checks, argument types),
+local (local-cluster verbs), fleet_up (`--clusters N`), deploy (deploy, verify, up), test (test,
+report). This module builds the parser and runs a verb, turning errors into the exit codes of
+errors.EXIT_CODES; SIGTERM ends a verb as Ctrl-C does.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import sys
 from collections.abc import Sequence
 
 from pbs_harness import errors
+from pbs_harness.cli.argv import TestHelp, Version, inventory_before_verb, split_test_args
 from pbs_harness.cli.common import DEBUG_ENV, cluster_count, host_count, seconds, subnet, tags
 from pbs_harness.cli.deploy import cmd_deploy, cmd_up, cmd_verify
 from pbs_harness.cli.local import (
@@ -141,6 +143,15 @@ def shape(p: argparse.ArgumentParser) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="pbs-harness", description=__doc__)
+    parser.add_argument("--version", action=Version, help="print the version and exit")
+    parser.add_argument(
+        "-i",
+        "--inventory",
+        dest="inventory_before_verb",
+        action="append",
+        metavar="INVENTORY",
+        help="inventory path for deploy, verify, up and test (before the verb or after it, as you like)",
+    )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def target(p: argparse.ArgumentParser) -> None:
@@ -167,7 +178,15 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("verify", help="testinfra checks of the deployed hosts")
     target(p)
     p.set_defaults(func=cmd_verify)
-    p = sub.add_parser("test", help="run the acceptance suites (extra args go to pytest)")
+    p = sub.add_parser(
+        "test",
+        help="run the acceptance suites (extra args go to pytest)",
+        add_help=False,
+        usage="pbs-harness test [-i INVENTORY ...] [--clusters N] [--state-dir DIR] [pytest options and paths]",
+        description="Run the acceptance suites with pytest. The options below are the harness's own, anywhere on "
+        "the line; every other argument goes to pytest, in order (its options follow).",
+    )
+    p.add_argument("-h", "--help", action=TestHelp, help="show this help, then pytest's options, and exit")
     p.add_argument(
         "-i",
         "--inventory",
@@ -183,8 +202,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--state-dir", help="state directory of the first local cluster (with --clusters; default as for up)"
     )
-    p.add_argument("pytest_args", nargs=argparse.REMAINDER, help="arguments for pytest")
-    p.set_defaults(func=cmd_test)
+    p.set_defaults(func=cmd_test, pytest_args=[])
     _report_command(sub)
     _local_command(sub, "down", "remove the local cluster", cmd_down)
     _local_command(sub, "status", "state of the local cluster's hosts", cmd_cluster_status)
@@ -198,7 +216,12 @@ def build_parser() -> argparse.ArgumentParser:
         csub, "ssh", "SSH into a host as root or the login user (optionally run a command)", cmd_cluster_ssh
     )
     p.add_argument("host")
-    p.add_argument("command", nargs=argparse.REMAINDER)
+    p.add_argument(
+        "remote_command",
+        nargs=argparse.REMAINDER,
+        metavar="command",
+        help="command to run on HOST (harness options such as --state-dir may come first)",
+    )
     for verb, text in (
         ("crash", "every process of HOST dies at once"),
         ("boot", "start HOST again (same name, IP and disk; sshd and PBS start)"),
@@ -211,31 +234,54 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised in the main thread as Ctrl-C is, so that every `finally` and cleanup runs."""
+
+
+def _terminate(signum: int, _frame: object) -> None:
+    raise Terminated(f"signal {signum}")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     import logging
+    import signal
+    import threading
+
+    from pbs_harness.localcluster import state
 
     # paramiko logs a traceback for every SSH connection that fails; the harness reports those
     # failures itself, naming the host. A handler of its own keeps Python from printing them.
     paramiko_log = logging.getLogger("paramiko")
     if not paramiko_log.handlers:
         paramiko_log.addHandler(logging.NullHandler())
+    state.named_by_option(False)
     parser = build_parser()
+    line, pytest_args = split_test_args(list(sys.argv[1:] if argv is None else argv))
     try:
-        # `test` passes whatever it does not know to pytest (e.g. `pbs-harness test -q -k smoke`).
-        args, unknown = parser.parse_known_args(argv)
-        if unknown:
-            if getattr(args, "command", None) != "test":
-                parser.error(f"unrecognized arguments: {' '.join(unknown)}")
-            args.pytest_args = [*unknown, *args.pytest_args]
-    except SystemExit as exc:  # argparse has printed the usage and the error (or the help)
+        args = parser.parse_args(line)
+    except SystemExit as exc:  # argparse has printed the usage and the error (or the help, or the version)
         return errors.EXIT_OK if exc.code in (0, None) else errors.EXIT_USAGE
+    except BrokenPipeError:  # the help went to a reader that stopped early (`| head`): nothing left to say
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return errors.EXIT_OK
+    if args.command == "test":
+        args.pytest_args = pytest_args
+    # SIGTERM (a CI job cancelled, `timeout`, `kill`) ends a verb as Ctrl-C does: cleanup, a message, 130.
+    main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _terminate) if main_thread else None
     try:
+        inventory_before_verb(args)
         return int(args.func(args))
     except HarnessError as exc:
         print(f"pbs-harness: error: {exc}", file=sys.stderr)
         return exc.exit_code
-    except KeyboardInterrupt:
-        print("pbs-harness: interrupted", file=sys.stderr)
+    except KeyboardInterrupt as exc:
+        what = "SIGTERM" if isinstance(exc, Terminated) else "Ctrl-C (SIGINT)"
+        print(
+            f"pbs-harness: interrupted by {what}: stopped before the {args.command} finished (exit 130); "
+            "running the same command again picks up where it stopped (up, deploy and verify are idempotent)",
+            file=sys.stderr,
+        )
         return errors.EXIT_INTERRUPTED
     except OSError as exc:
         # The machine refused something no check foresaw (disk full, permissions): say what, not where.
@@ -246,6 +292,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return errors.EXIT_PRECONDITION
+    finally:
+        if main_thread:
+            signal.signal(signal.SIGTERM, previous)
 
 
 if __name__ == "__main__":

@@ -34,8 +34,8 @@ def check_state_dir() -> None:
     from pbs_harness.localcluster import state
 
     where = state.state_dir()
-    named = f"{where} (PBS_HARNESS_STATE_DIR)" if "PBS_HARNESS_STATE_DIR" in os.environ else str(where)
-    hint = f"point PBS_HARNESS_STATE_DIR at a directory root can write, or unset it (default {state.DEFAULT_STATE_DIR})"
+    named = state.describe_dir()
+    hint = f"give a directory root can write ({state.STATE_DIR_MEANS})"
     if where.exists() and not where.is_dir():
         raise PreconditionError(f"the state directory {named} is not a directory", hint)
     existing = next(p for p in (where, *where.parents) if p.exists())
@@ -46,10 +46,11 @@ def check_state_dir() -> None:
 
 def use_state_dir(args: argparse.Namespace) -> None:
     """--state-dir selects the cluster, for this process and the tools it starts (ansible-inventory)."""
-    if getattr(args, "state_dir", None):
-        from pbs_harness.localcluster import state
+    from pbs_harness.localcluster import state
 
+    if getattr(args, "state_dir", None):
         os.environ[state.STATE_DIR_ENV] = os.path.abspath(args.state_dir)
+        state.named_by_option(True)
 
 
 def host_count(text: str) -> int:
@@ -91,8 +92,14 @@ def seconds(text: str) -> float:
     return value
 
 
+# The ranges RFC 1918 reserves for private networks: the local cluster's /24 lies in one of them
+# (is_private alone also takes loopback, link-local and 0.0.0.0/8, which would route nowhere sane).
+PRIVATE_RANGES = tuple(ipaddress.IPv4Network(n) for n in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16"))
+
+
 def subnet(text: str) -> ipaddress.IPv4Network | str:
-    """A private IPv4 network, or `auto` (the first free 10.X.0.0/24 base, chosen by `up`)."""
+    """A private IPv4 /24 (README: "the cluster uses a private /24"), or `auto` (the first free 10.X.0.0/24,
+    chosen by `up`)."""
     if text == "auto":
         return text
     try:
@@ -101,9 +108,14 @@ def subnet(text: str) -> ipaddress.IPv4Network | str:
         raise argparse.ArgumentTypeError(
             f"{text!r} is not an IPv4 network with its host bits zero, such as 10.71.0.0/24 ({exc})"
         ) from None
-    if not net.is_private:
+    if not any(net.subnet_of(r) for r in PRIVATE_RANGES):
         raise argparse.ArgumentTypeError(
-            f"{text} is not a private range: use one in 10/8, 172.16/12 or 192.168/16, such as 10.71.0.0/24"
+            f"{text} is not a private range: use a /24 in 10/8, 172.16/12 or 192.168/16, such as 10.71.0.0/24"
+        )
+    if net.prefixlen != 24:
+        raise argparse.ArgumentTypeError(
+            f"{text} is a /{net.prefixlen}: the local cluster takes one private /24, such as "
+            f"{ipaddress.IPv4Network((int(net.network_address), 24), strict=False)} (or auto)"
         )
     return net
 

@@ -127,7 +127,7 @@ def up(args: argparse.Namespace, spec: ClusterSpec, packages: Path | None = None
     """Bring up (or repair) the fleet's members 1..N; records them in member 1's state."""
     count = resolve_count(args.clusters, spec)
     members = fleet.members(spec, state.state_dir(), count)
-    if args.write_inventory and count > 1:
+    if args.write_inventory:
         written_inventory.check_target(Path(args.write_inventory).resolve())
     check(members)
     start = time.monotonic()

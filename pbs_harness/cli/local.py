@@ -47,6 +47,8 @@ def cmd_cluster_up(args: argparse.Namespace) -> int:
     from pbs_harness.localcluster import provider, written_inventory
 
     use_state_dir(args)
+    if args.write_inventory:  # a path that cannot be written is refused before anything is looked at or made
+        written_inventory.check_target(Path(args.write_inventory).resolve())
     if args.subnet == "auto":
         from pbs_harness.cli import fleet_up
 
@@ -160,13 +162,28 @@ def cmd_cluster_status(args: argparse.Namespace) -> int:
 def cmd_cluster_ssh(args: argparse.Namespace) -> int:
     from pbs_harness.localcluster import provider, sshkeys
 
+    args.remote_command = _leading_state_dir(args, list(args.remote_command))
     use_state_dir(args)
     require_root()
     check_state_dir()
     host = provider.host(args.host)
-    argv = ["ssh", "-F", str(sshkeys.ssh_config()), host.name, *args.command]
+    argv = ["ssh", "-F", str(sshkeys.ssh_config()), host.name, *args.remote_command]
     os.execvp("ssh", argv)  # noqa: S606 - replaces this process with the user's ssh session
     return errors.EXIT_FAILED  # not reached
+
+
+def _leading_state_dir(args: argparse.Namespace, command: list[str]) -> list[str]:
+    """`cluster ssh HOST --state-dir DIR [command]`: a --state-dir right after HOST is the harness's option,
+    not the start of the remote command (what follows it is the command)."""
+    while command and command[0].split("=", 1)[0] == "--state-dir":
+        if "=" in command[0]:
+            args.state_dir = command.pop(0).split("=", 1)[1]
+        elif len(command) > 1:
+            args.state_dir = command[1]
+            del command[:2]
+        else:
+            raise UsageError("cluster ssh: --state-dir needs a directory", "cluster ssh HOST --state-dir DIR [command]")
+    return command
 
 
 # `cluster heal HOST` undoes a partition: the backend calls that reconnecting.

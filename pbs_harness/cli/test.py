@@ -48,7 +48,7 @@ def fleet_inventories(requested: int | str) -> list[str | None]:
         if requested in ("auto", 1):
             return [None]  # the suites say themselves that no cluster is up
         raise PreconditionError(
-            f"no local cluster is up in {state.state_dir()}",
+            f"no local cluster is up in {state.describe_dir()}",
             f"bring them up first: pbs-harness up --clusters {requested}",
         )
     count = len(members) if requested == "auto" else int(requested)
@@ -134,14 +134,14 @@ def cmd_test(args: argparse.Namespace) -> int:
     argv += args.pytest_args
     progress("running acceptance suites: " + " ".join(argv[3:]))
     started = time.time()
-    rc = _run_pytest(argv, root)
+    rc, signalled = _run_pytest(argv, root)
     results_file = results_json(args.pytest_args, root)
     results = testrun.read_results(results_file, since=started)
     if results is not None and not informational:
         write_report(results_file, reports)
         progress(f"reports: {reports / 'junit.xml'}, {reports / 'acceptance.html'}")
         progress(f"evidence of failed tests (if any): {reports / 'evidence'}")
-    verdict = testrun.judge(rc, results, informational=informational, unreachable_hint=hint)
+    verdict = testrun.judge(rc, results, informational=informational, unreachable_hint=hint, signalled=signalled)
     if verdict.code == errors.EXIT_OK:
         progress(verdict.message)
     else:
@@ -149,18 +149,22 @@ def cmd_test(args: argparse.Namespace) -> int:
     return verdict.code
 
 
-def _run_pytest(argv: list[str], root: Path) -> int:
+def _run_pytest(argv: list[str], root: Path) -> tuple[int, bool]:
+    """pytest's exit code, and whether a stop signal (Ctrl-C, SIGTERM) was passed to it."""
     # Own session: a terminal Ctrl-C reaches pytest once, through forward(), not twice. pytest heals
     # the running test's faults on SIGINT (a parallel run's controller passes it to every worker).
     child = subprocess.Popen(argv, cwd=root, start_new_session=True)
+    signalled = False
 
     def forward(signum: int, _frame: object) -> None:
+        nonlocal signalled
+        signalled = True
         progress(f"signal {signum}: stopping the suites after healing the running test")
         child.send_signal(signal.SIGINT)
 
     previous = {signum: signal.signal(signum, forward) for signum in (signal.SIGINT, signal.SIGTERM)}
     try:
-        return child.wait()
+        return child.wait(), signalled
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)

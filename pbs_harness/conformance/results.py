@@ -31,20 +31,63 @@ def load(path: Path) -> dict[str, Any]:
     return data
 
 
+# The schema of a results file, as the recorder writes it (pbs_harness.conformance.recorder.write_results):
+# every key with its JSON type; the required ones must be there, and no other key may be.
+_NUMBER = (int, float)
+TOP_REQUIRED: dict[str, type | tuple[type, ...]] = {"started": str, "finished": str, "environment": dict, "tests": list}
+TOP_OPTIONAL: dict[str, type | tuple[type, ...]] = {"clusters": list}  # runs before parallel clusters had none
+TEST_REQUIRED: dict[str, type | tuple[type, ...]] = {
+    "nodeid": str,
+    "outcome": str,
+    "duration": _NUMBER,
+    "specs": list,
+    "guards": list,
+    "differences": list,
+}
+TEST_OPTIONAL: dict[str, type | tuple[type, ...]] = {
+    "markers": list,
+    "cluster": str,
+    "failure": str,
+    "skip_reason": str,
+    "xfail_reason": str,
+    "evidence": str,
+    "known_defects": list,
+    "defect_every_attempt": int,
+}
+OUTCOMES = ("passed", "failed", "error", "skipped", "xfailed", "xpassed")
+
+
+def _json_type(kind: type | tuple[type, ...]) -> str:
+    names = {str: "a string", dict: "an object", list: "a list", int: "an integer", float: "a number"}
+    return names[kind] if isinstance(kind, type) else "a number"
+
+
+def _keys_problem(where: str, data: dict[str, Any], required: dict, optional: dict) -> str | None:
+    missing = [k for k in required if k not in data]
+    if missing:
+        return f"{where}has no {', '.join(repr(k) for k in missing)} (a results file has {', '.join(required)})"
+    unknown = sorted(set(data) - set(required) - set(optional))
+    if unknown:
+        return f"{where}unknown keys {unknown}; known: {', '.join([*required, *optional])}"
+    for key, kind in {**required, **optional}.items():
+        value = data.get(key)
+        if key in data and (not isinstance(value, kind) or isinstance(value, bool)):
+            return f"{where}{key!r} is {type(value).__name__}, not {_json_type(kind)}"
+    return None
+
+
 def _shape_problem(data: Any) -> str | None:
     if not isinstance(data, dict):
         return f"it holds a JSON {type(data).__name__}, not an object"
-    if not isinstance(data.get("tests", []), list):
-        return "'tests' is not a list"
-    if not isinstance(data.get("environment", {}), dict):
-        return "'environment' is not an object"
-    for i, test in enumerate(data.get("tests", [])):
-        if (
-            not isinstance(test, dict)
-            or not isinstance(test.get("nodeid"), str)
-            or not isinstance(test.get("outcome"), str)
-        ):
-            return f"tests[{i}] has no 'nodeid' and 'outcome' strings"
-        if not all(isinstance(test.get(key, []), list) for key in ("specs", "guards", "differences")):
-            return f"tests[{i}]: 'specs', 'guards' and 'differences' must be lists"
+    problem = _keys_problem("", data, TOP_REQUIRED, TOP_OPTIONAL)
+    if problem:
+        return problem
+    for i, test in enumerate(data["tests"]):
+        if not isinstance(test, dict):
+            return f"tests[{i}] is {type(test).__name__}, not an object"
+        problem = _keys_problem(f"tests[{i}]: ", test, TEST_REQUIRED, TEST_OPTIONAL)
+        if problem:
+            return problem
+        if test["outcome"] not in OUTCOMES:
+            return f"tests[{i}]: outcome {test['outcome']!r} is not one of {', '.join(OUTCOMES)}"
     return None

@@ -46,8 +46,9 @@ class LocalCluster:
         before anything connects anywhere."""
         if state.load_checked() is None:
             raise PreconditionError(
-                f"the local cluster is not up (no state in {state.state_dir()})",
-                "bring it up first: pbs-harness up (or pbs-harness cluster up, then deploy)",
+                f"the local cluster is not up (no state in {state.describe_dir()})",
+                "bring it up first: pbs-harness up (or pbs-harness cluster up, then deploy); if it is up elsewhere, "
+                f"name it: {state.STATE_DIR_MEANS}",
             )
 
     def check_network(self, server_vars: Mapping[str, Any]) -> None:
@@ -58,7 +59,7 @@ class LocalCluster:
         if st is None or st.spec.bridge not in network.link_names():
             raise PreconditionError(
                 f"the local cluster in {root} is not up (no state, or its bridge is missing)",
-                f"bring it up first: PBS_HARNESS_STATE_DIR={root} pbs-harness up (with the options it was made with)",
+                f"bring it up first: pbs-harness up --state-dir {root} (with the options it was made with)",
             )
 
     def unreachable_hint(self, inventory_path: Path) -> str:

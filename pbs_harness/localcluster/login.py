@@ -116,8 +116,8 @@ def check_key_path(path: Path, user: str) -> None:
             raise PreconditionError(
                 f"sshd would refuse the login user's key: {part} is not owned by root or {user}, or is "
                 "group/world-writable (sshd StrictModes)",
-                "put the state directory (PBS_HARNESS_STATE_DIR / --state-dir) under a root-owned path such as "
-                "/var/lib/pbs-harness/NAME",
+                "put the state directory under a root-owned path such as /var/lib/pbs-harness/NAME "
+                f"({state.STATE_DIR_MEANS})",
             )
         if part != path and not st.st_mode & stat.S_IXOTH and st.st_uid != uid:
             raise PreconditionError(

@@ -76,8 +76,8 @@ def require(root: Path | None = None) -> state.ClusterState:
     st = state.load(root)
     if st is None:
         raise PreconditionError(
-            f"no local cluster is up (no state in {state.state_dir(root)})",
-            "bring one up (pbs-harness cluster up), or name its state directory (--state-dir / PBS_HARNESS_STATE_DIR)",
+            f"no local cluster is up (no state in {state.describe_dir(root)})",
+            f"bring one up (pbs-harness cluster up), or name the one that is up: {state.STATE_DIR_MEANS}",
         )
     if st.spec.bridge not in network.link_names():
         raise PreconditionError(

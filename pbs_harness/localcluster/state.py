@@ -26,6 +26,34 @@ DEFAULT_STATE_DIR = Path("/var/lib/pbs-harness/local")
 STATE_DIR_ENV = "PBS_HARNESS_STATE_DIR"
 
 
+# What the state directory is, for messages that name the environment variable (#23: say what it is).
+STATE_DIR_MEANS = (
+    f"each local cluster keeps its record in a state directory of its own, named by --state-dir DIR or by the "
+    f"environment variable {STATE_DIR_ENV}=DIR (default {DEFAULT_STATE_DIR})"
+)
+# Set by the CLI when --state-dir named the directory (it also exports it, for the tools it starts).
+_named_by_option = False
+
+
+def named_by_option(value: bool) -> None:
+    global _named_by_option  # noqa: PLW0603 - one CLI invocation's fact, set once per command
+    _named_by_option = value
+
+
+def describe_dir(root: Path | None = None) -> str:
+    """The state directory for a message, with where its name came from."""
+    where = state_dir(root)
+    if root is not None:
+        return str(where)
+    if _named_by_option:
+        return f"{where} (--state-dir)"
+    if STATE_DIR_ENV in os.environ:
+        return (
+            f"{where} (from the environment variable {STATE_DIR_ENV}, which names the local cluster's state directory)"
+        )
+    return f"{where} (the default state directory)"
+
+
 def state_dir(root: Path | None = None) -> Path:
     """The given state directory, else $PBS_HARNESS_STATE_DIR, else the default; always absolute."""
     return Path(os.path.abspath(root or os.environ.get(STATE_DIR_ENV, str(DEFAULT_STATE_DIR))))
@@ -107,7 +135,7 @@ def load_checked(root: Path | None = None) -> ClusterState | None:
     except (OSError, ValueError, TypeError) as exc:
         raise PreconditionError(
             f"the local cluster's state file {state_dir(root) / 'state.json'} is unreadable: {exc}",
-            "if no local cluster is up, move that file away; PBS_HARNESS_STATE_DIR chooses another state directory",
+            f"if no local cluster is up, move that file away; or use another state directory ({STATE_DIR_MEANS})",
         ) from exc
 
 

@@ -12,6 +12,7 @@ directory), for the controller-side faults.
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 from pathlib import Path
@@ -27,8 +28,10 @@ _INVENTORY_ROOT_RE = re.compile(r"\{\{\s*inventory_dir\s*\}\}/\.\./\.\.")
 
 
 def check_target(path: Path) -> None:
-    """PATH must be new, empty, or an inventory written here before: never overwrite anything else."""
+    """PATH must be new, empty, or an inventory written here before: never overwrite anything else; a new
+    PATH must be creatable (its nearest existing parent a writable directory), known before the cluster is up."""
     if not path.exists():
+        _check_creatable(path)
         return
     if not path.is_dir():
         raise PreconditionError(f"--write-inventory {path}: exists and is not a directory", "give a new directory path")
@@ -39,6 +42,17 @@ def check_target(path: Path) -> None:
             f"--write-inventory {path}: the directory holds something other than an inventory pbs-harness wrote",
             "give a new or empty directory (nothing there is overwritten)",
         )
+
+
+def _check_creatable(path: Path) -> None:
+    hint = "give a new directory path under a directory this user can write, e.g. /tmp/my-inventory"
+    existing = next(p for p in path.parents if p.exists())
+    if not existing.is_dir():
+        raise PreconditionError(f"--write-inventory {path}: cannot be created: {existing} is not a directory", hint)
+    read_only = bool(os.statvfs(existing).f_flag & os.ST_RDONLY)
+    if read_only or not os.access(existing, os.W_OK | os.X_OK):
+        why = "is on a read-only file system" if read_only else "is not writable"
+        raise PreconditionError(f"--write-inventory {path}: cannot be created: {existing} {why}", hint)
 
 
 def adapt(text: str, project_root: Path) -> str:

@@ -18,7 +18,10 @@ ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
 
 def ssh_argv(target: SSHTarget) -> list[str]:
-    argv = ["ssh", "-tt", "-o", "BatchMode=yes", "-p", str(target.port)]
+    """OpenSSH's command line for the target: the inventory's own ssh arguments first (a ProxyJump, -F ...),
+    as Ansible passes them, and the destination as the inventory names it (~/.ssh/config's Host blocks
+    match it)."""
+    argv = ["ssh", "-tt", "-o", "BatchMode=yes", *target.ssh_args, "-p", str(target.port)]
     if target.key_file:
         argv += ["-i", target.key_file, "-o", "IdentitiesOnly=yes"]
     if target.known_hosts:

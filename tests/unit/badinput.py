@@ -114,7 +114,8 @@ def tmp_root(isolated: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     reports = root / "reports"
     reports.mkdir()
     (reports / "conformance.md").write_text("# the report of an earlier run\n")
-    (reports / "results.json").write_text(json.dumps({"tests": []}))
+    run = {"started": "2026-01-01T10:00:00", "finished": "2026-01-01T10:05:00", "environment": {}, "tests": []}
+    (reports / "results.json").write_text(json.dumps(run))
     monkeypatch.setenv("PBS_HARNESS_ROOT", str(root))
     return root
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from pbs_harness import inventory
+from pbs_harness import hookconfig, inventory
 
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "examples" / "ci" / "vm-inventory.sh"
@@ -109,3 +109,30 @@ def test_a_missing_secret_is_named(tmp_path: Path, secrets: dict) -> None:
     assert run.returncode == 2
     assert "PBSH_SSH_KEY_FILE is not set" in run.stderr
     assert not (tmp_path / "ci").exists()
+
+
+def test_the_hook_sources_still_resolve_from_the_copied_group_vars(tmp_path: Path, secrets: dict) -> None:
+    """#23 item 3: the copies of group_vars live in OUT_DIR, where `{{ inventory_dir }}/../../hooks` named
+    nothing and `pbs-harness deploy` refused the hooks list (exit 3). With a base whose hooks list is
+    full (inventory/local's group_vars), the harness's hook check passes and Ansible itself renders
+    openpbs_hooks_src_dir to the checkout's hooks/."""
+    run = assemble(tmp_path, secrets, PBSH_INVENTORY_BASE="inventory/local")
+    assert run.returncode == 0, run.stderr
+    work = (tmp_path / "ci").resolve()
+    inv = inventory.load(work / "inventory")
+    assert inv.var("openpbs_hooks_list"), "the base lists hooks: the check below has work to do"
+
+    hookconfig.check(inv)  # refused with exit 3 before: "source .../hooks/reliable_startup.py does not exist"
+
+    assert hookconfig.source_dir(inv) == REPO / "hooks"
+    ansible = Path(sys.executable).parent / "ansible"
+    rendered = subprocess.run(
+        [str(ansible), "pbs-head", "-i", str(work / "inventory"), "-c", "local", "-m", "ansible.builtin.debug",
+         "-a", "msg={{ openpbs_hooks_src_dir }}"],
+        cwd=REPO, capture_output=True, text=True, check=False, timeout=120,
+        env={**os.environ, "ANSIBLE_CONFIG": str(REPO / "ansible.cfg")},
+    )  # fmt: skip
+    assert rendered.returncode == 0, rendered.stdout + rendered.stderr
+    # ansible.cfg's YAML result format: `    msg: PATH`
+    (line,) = [ln for ln in rendered.stdout.splitlines() if ln.strip().startswith("msg: ")]
+    assert Path(line.split("msg: ", 1)[1].strip()).resolve() == REPO / "hooks"

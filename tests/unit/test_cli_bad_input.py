@@ -93,18 +93,24 @@ def test_connect_timeout_through_the_real_entry_point() -> None:
         ("10.71.0.1/24", "'10.71.0.1/24' is not an IPv4 network with its host bits zero"),
         ("8.8.8.0/24", "8.8.8.0/24 is not a private range"),
         ("garbage", "'garbage' is not an IPv4 network"),
+        # Python calls these "private" too; the README's private /24 is RFC 1918's, one /24 of it.
+        ("127.0.0.0/24", "127.0.0.0/24 is not a private range: use a /24 in 10/8, 172.16/12 or 192.168/16"),
+        ("169.254.0.0/24", "169.254.0.0/24 is not a private range"),
+        ("0.0.0.0/24", "0.0.0.0/24 is not a private range"),
+        ("10.0.0.0/8", "10.0.0.0/8 is a /8: the local cluster takes one private /24, such as 10.0.0.0/24"),
+        ("192.168.0.0/16", "192.168.0.0/16 is a /16: the local cluster takes one private /24"),
+        ("10.71.0.0/28", "10.71.0.0/28 is a /28: the local cluster takes one private /24, such as 10.71.0.0/24"),
     ],
 )
-def test_bad_subnet(subnet: str, says: str, isolated: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert_refused(*run_cli(["cluster", "up", "--subnet", subnet], capsys), USAGE, "argument --subnet", says)
-
-
-def test_subnet_too_small_for_the_hosts(
-    isolated: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+def test_bad_subnet(
+    subnet: str, says: str, isolated: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    write_state(isolated / "state")
+    kept = snapshot(isolated / "state")
     monkeypatch.setattr(provider, "up", tripwire("bring a cluster up"))
-    rc, out = run_cli(["cluster", "up", "--subnet", "10.71.0.0/28", "--hosts", "6"], capsys)
-    assert_refused(rc, out, USAGE, "subnet 10.71.0.0/28 is too small for 6 hosts", "fix: use a /24")
+    for argv in (["cluster", "up", "--subnet", subnet], ["up", "--subnet", subnet, "--hosts", "6"]):
+        assert_refused(*run_cli(argv, capsys), USAGE, "argument --subnet", says)
+    assert snapshot(isolated / "state") == kept
 
 
 def test_unknown_deploy_tag(capsys: pytest.CaptureFixture[str]) -> None:
@@ -168,8 +174,11 @@ def test_state_dir_is_a_file(
     monkeypatch.setattr(provider, "up", tripwire("bring a cluster up"))
     rc, out = run_cli(["cluster", "up"], capsys)
     assert_refused(
-        rc, out, PRECONDITION, f"the state directory {state} (PBS_HARNESS_STATE_DIR) is not a directory",
-        "fix: point PBS_HARNESS_STATE_DIR at a directory root can write",
+        rc, out, PRECONDITION,
+        f"the state directory {state} (from the environment variable PBS_HARNESS_STATE_DIR, which names the local "
+        "cluster's state directory) is not a directory",
+        "fix: give a directory root can write (each local cluster keeps its record in a state directory of its own, "
+        "named by --state-dir DIR or by the environment variable PBS_HARNESS_STATE_DIR=DIR",
     )  # fmt: skip
     assert state.read_text() == "a file a user keeps\n"
 
@@ -182,7 +191,7 @@ def test_state_dir_cannot_be_created(
     monkeypatch.setenv("PBS_HARNESS_STATE_DIR", str(blocker / "state"))
     monkeypatch.setattr(provider, "up", tripwire("bring a cluster up"))
     rc, out = run_cli(["cluster", "up"], capsys)
-    assert_refused(rc, out, PRECONDITION, "cannot be created or written", "fix: point PBS_HARNESS_STATE_DIR")
+    assert_refused(rc, out, PRECONDITION, "cannot be created or written", "fix: give a directory root can write")
 
 
 @pytest.mark.parametrize("argv", [["cluster", "status"], ["cluster", "down"], ["deploy"]], ids=" ".join)
@@ -303,6 +312,11 @@ def test_ansible_playbook_missing_keeps_the_last_deploy_log(
 
 # --- report inputs ---------------------------------------------------------------------------
 
+# A results file as the recorder writes it (test_results_schema.py proves the schema takes the real thing).
+RUN = {"started": "2026-01-01T10:00:00", "finished": "2026-01-01T10:05:00", "environment": {}, "tests": []}
+TEST = {"nodeid": "ptl_tests/test_x.py::test_y", "outcome": "passed", "duration": 1.5, "specs": [], "guards": []}
+TEST |= {"differences": []}
+
 
 @pytest.mark.parametrize(
     ("content", "says"),
@@ -310,9 +324,17 @@ def test_ansible_playbook_missing_keeps_the_last_deploy_log(
         (None, "does not exist"),
         ('{"tests": [', "is not valid JSON: Expecting value (line 1, column 12)"),
         ("[1, 2]", "is not a test run's results: it holds a JSON list, not an object"),
-        ('{"tests": [{"nodeid": "t"}]}', "is not a test run's results: tests[0] has no 'nodeid' and 'outcome' strings"),
+        (
+            '{"foo": 1}',
+            "is not a test run's results: has no 'started', 'finished', 'environment', 'tests'",
+        ),
+        (json.dumps({**RUN, "foo": 1}), "unknown keys ['foo']; known: started, finished, environment, tests, clusters"),
+        (json.dumps({**RUN, "tests": [{"nodeid": "t"}]}), "tests[0]: has no 'outcome', 'duration', 'specs'"),
+        (json.dumps({**RUN, "tests": [{**TEST, "outcome": "won"}]}), "tests[0]: outcome 'won' is not one of passed"),
+        (json.dumps({**RUN, "tests": [{**TEST, "specs": "RD-1"}]}), "tests[0]: 'specs' is str, not a list"),
+        (json.dumps({**RUN, "environment": []}), "'environment' is list, not an object"),
     ],
-    ids=["missing", "bad-json", "not-an-object", "no-outcome"],
+    ids=["missing", "bad-json", "not-an-object", "foo", "unknown-key", "no-outcome", "bad-outcome", "specs-str", "env"],
 )
 def test_report_results_file(
     content: str | None, says: str, tmp_root: Path, capsys: pytest.CaptureFixture[str]
@@ -352,3 +374,45 @@ def test_report_without_any_results_says_so(tmp_root: Path, capsys: pytest.Captu
     assert rc == errors.EXIT_OK
     assert "no results at" in out
     assert "Traceback" not in out
+
+
+# --- --write-inventory -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("target", "says"),
+    [
+        ("/dev/null/inv", "--write-inventory /dev/null/inv: cannot be created: /dev/null is not a directory"),
+        ("FILE/inventory", "cannot be created: FILE is not a directory"),
+        ("FILE", "--write-inventory FILE: exists and is not a directory"),
+        ("FULL", "the directory holds something other than an inventory pbs-harness wrote"),
+    ],
+    ids=["under-a-device", "under-a-file", "a-file", "a-folder-in-use"],
+)
+@pytest.mark.parametrize("verb", [["up"], ["cluster", "up"], ["up", "--clusters", "auto"]], ids=" ".join)
+def test_write_inventory_path_refused_before_anything_is_made(
+    target: str,
+    says: str,
+    verb: list[str],
+    *,
+    isolated: Path,
+    as_root: None,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Used to be found once the cluster was up (`up` wrote the inventory last). The network probes of
+    --subnet auto and --clusters auto, and bringing a cluster up, are tripwires."""
+    kept_file = isolated / "notes.txt"
+    kept_file.write_text("kept\n")
+    full = isolated / "full"
+    full.mkdir()
+    (full / "mine.txt").write_text("mine\n")
+    target = target.replace("FILE", str(kept_file)).replace("FULL", str(full))
+    says = says.replace("FILE", str(kept_file))
+    write_state(isolated / "state")
+    kept = snapshot(isolated)
+    monkeypatch.setattr(provider, "up", tripwire("bring a cluster up"))
+    monkeypatch.setattr(network, "machine_networks", tripwire("probe this machine's networks"))
+    rc, out = run_cli([*verb, "--subnet", "auto", "--write-inventory", target], capsys)
+    assert_refused(rc, out, PRECONDITION, says, "fix: give a new")
+    assert snapshot(isolated) == kept

@@ -64,11 +64,12 @@ def test_static_hosts_are_listed_and_probed_whether_or_not_anything_is_up(no_clu
 def test_the_local_cluster_refuses_to_list_or_probe_without_its_state(no_cluster: Path) -> None:
     with pytest.raises(PreconditionError, match="the local cluster is not up") as listed:
         LOCAL.check_listable(ROOT / "inventory" / "local")
-    assert listed.value.hint == "bring it up first: pbs-harness up (or pbs-harness cluster up, then deploy)"
+    assert listed.value.hint.startswith("bring it up first: pbs-harness up (or pbs-harness cluster up, then deploy)")
+    assert "named by --state-dir DIR or by the environment variable PBS_HARNESS_STATE_DIR=DIR" in listed.value.hint
     recorded = no_cluster.parent / "vm"
     with pytest.raises(PreconditionError, match=f"the local cluster in {recorded} is not up") as probed:
         LOCAL.check_network({provider.LOCAL_HOST_VAR: True, provider.STATE_DIR_VAR: str(recorded)})
-    assert f"PBS_HARNESS_STATE_DIR={recorded} pbs-harness up" in probed.value.hint
+    assert f"pbs-harness up --state-dir {recorded}" in probed.value.hint
     assert LOCAL.brought_up() is None
 
 

@@ -68,6 +68,15 @@ def test_verdict_of_a_run(rc: int, recorded: dict | None, code: int) -> None:
     assert verdict.code == code, verdict
 
 
+@pytest.mark.parametrize(
+    ("signalled", "code"), [(False, errors.EXIT_FAILED), (True, errors.EXIT_INTERRUPTED)], ids=["-x", "ctrl-c"]
+)
+def test_stopped_by_maxfail_is_a_failure_not_an_interrupt(signalled: bool, code: int) -> None:
+    """pytest-xdist ends a run that -x stopped as "interrupted" (2); only a signal the harness passed on is."""
+    verdict = testrun.judge(testrun.PYTEST_INTERRUPTED, results("failed", "passed"), signalled=signalled)
+    assert verdict.code == code, verdict
+
+
 def test_all_skipped_names_the_reasons() -> None:
     verdict = testrun.judge(0, results("skipped", "skipped", "skipped"))
     assert verdict.message == (
@@ -269,3 +278,33 @@ def test_plugin_skip_reason_for_vms_never_says_up() -> None:
     assert reason.startswith(testrun.SKIP_UNREACHABLE)
     assert "ansible_host/ansible_port in /srv/vms.yml" in reason
     assert "pbs-harness up" not in reason
+
+
+FAILING_SUITE = """
+import pytest
+
+@pytest.mark.parametrize("n", range(6))
+def test_one_of_six_fails(n):
+    assert n != 0, "the first case fails"
+"""
+
+
+@pytest.mark.parametrize("parallel", [[], ["-n", "2"]], ids=["serial", "xdist"])
+def test_exitfirst_stopping_at_a_failure_exits_1(
+    parallel: list[str],
+    *,
+    tmp_root: Path,
+    silent_port: int,
+    capfd: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A real child pytest (with -n 2: pytest-xdist, as `make acceptance` runs) stopped by -x at a failure:
+    exit 1 and "tests failed", never 130 (#23 item 12: xdist reports -x as an interruption)."""
+    hosts = vm_inventory(monkeypatch, tmp_root.parent, silent_port)
+    monkeypatch.setattr(precheck, "ssh_probe", fake_probe({}))
+    suite = tmp_root.parent / "suite" / "test_failing.py"
+    suite.parent.mkdir()
+    suite.write_text(FAILING_SUITE)
+    plugins = ["-p", "pbs_harness.plugin", "-p", "pbs_harness.conformance.recorder", "-p", "no:cacheprovider"]
+    rc, out = run_cli(["test", "-i", str(hosts), *plugins, *parallel, "-x", str(suite)], capfd)
+    assert_refused(rc, out, errors.EXIT_FAILED, "pbs-harness: tests failed: ", "1 failed")

@@ -1,0 +1,136 @@
+"""The command line's conventions: `--version`, `-i` before the verb, the harness's own options anywhere on
+`test`'s line (everything else goes to pytest), and `test --help` with pytest's options after the harness's."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from pbs_harness import errors
+from pbs_harness.errors import HarnessError
+
+
+def version_line() -> str:
+    """`pbs-harness --version`: the package's version, the Python that runs it and the checkout it uses."""
+    from importlib import metadata
+
+    from pbs_harness import project
+
+    try:
+        version = metadata.version("pbs-harness")
+    except metadata.PackageNotFoundError:
+        version = "(not installed: `make venv` installs it)"
+    try:
+        checkout = f"checkout {project.root()}"
+    except HarnessError:
+        checkout = "no checkout found (playbooks, roles and suites live in the git checkout; see the README)"
+    return f"pbs-harness {version} (Python {sys.version.split()[0]}; {checkout})"
+
+
+class Version(argparse.Action):
+    """`--version`: one line, unwrapped, worked out only when asked for."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: object) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)  # type: ignore[arg-type]
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
+        print(version_line())
+        parser.exit()
+
+
+class TestHelp(argparse.Action):
+    """`test --help`: the harness's own options, then pytest's (everything else on the line goes to pytest)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: object) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)  # type: ignore[arg-type]
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
+        import subprocess
+
+        from pbs_harness import project
+
+        try:
+            root = project.root()
+            argv = [sys.executable, "-m", "pytest", "--help", "-p", "no:cacheprovider", str(root / "ptl_tests")]
+            proc = subprocess.run(argv, cwd=root, capture_output=True, text=True, timeout=120, check=False)
+            pytest_help = proc.stdout or proc.stderr
+        except (HarnessError, OSError, subprocess.TimeoutExpired) as exc:
+            pytest_help = f"(pytest --help could not run: {exc})"
+        parser.print_help()
+        print("\npytest's options (pbs-harness test passes them on; the suites' own are under 'custom options'):\n")
+        print(pytest_help)
+        parser.exit()
+
+
+# Harness options of `test`, wherever they are on its line; every other argument goes to pytest.
+_TEST_OPTIONS = ("-i", "--inventory", "--clusters", "--state-dir")
+_TEST_FLAGS = ("-h", "--help")
+# pytest options whose value is the next argument: that value is pytest's even if it looks like ours.
+_PYTEST_VALUED = frozenset(
+    {
+        *("-k", "-m", "-p", "-c", "-o", "-W", "-r", "-n", "--deselect", "--ignore", "--ignore-glob", "--junitxml"),
+        *("--junit-xml", "--html", "--rootdir", "--basetemp", "--confcutdir", "--results-json", "--maxfail", "--tb"),
+        *("--dist", "--timeout", "--durations", "--log-level", "--override-ini", "--capture", "--color"),
+        *("--import-mode", "--worker-inventory", "--max-worker-restart"),
+    }
+)
+# Options the top-level parser takes before the verb, with a value.
+_GLOBAL_VALUED = ("-i", "--inventory")
+
+
+def split_test_args(argv: list[str]) -> tuple[list[str], list[str]]:
+    """For `test`: (the line with only the harness's options, the arguments for pytest in order). Other
+    verbs: (argv, []). `--` ends the harness's options: what follows goes to pytest as it is."""
+    i = 0
+    while i < len(argv) and argv[i].startswith("-"):
+        i += 2 if argv[i] in _GLOBAL_VALUED else 1
+    if i >= len(argv) or argv[i] != "test":
+        return argv, []
+    ours, pytest_args = argv[: i + 1], []
+    rest = argv[i + 1 :]
+    j = 0
+    while j < len(rest):
+        arg = rest[j]
+        name = arg.split("=", 1)[0]
+        if arg == "--":
+            pytest_args += rest[j + 1 :]
+            break
+        if arg in _TEST_FLAGS:
+            ours.append(arg)
+        elif name in _TEST_OPTIONS:
+            valued = "=" in arg or j + 1 >= len(rest)
+            ours += [arg] if valued else [arg, rest[j + 1]]
+            j += 0 if valued else 1
+        elif arg.startswith("-i") and len(arg) > 2 and not arg.startswith("--"):
+            ours += ["-i", arg[2:]]  # -iPATH
+        elif arg in _PYTEST_VALUED and j + 1 < len(rest):
+            pytest_args += [arg, rest[j + 1]]
+            j += 1
+        else:
+            pytest_args.append(arg)
+        j += 1
+    return ours, pytest_args
+
+
+def inventory_before_verb(args: argparse.Namespace) -> None:
+    """`pbs-harness -i INV deploy`: the inventory given before the verb, for the verbs that take one."""
+    before = args.inventory_before_verb or []
+    if not before:
+        return
+    if not hasattr(args, "inventory"):
+        verb = " ".join(v for v in (args.command, getattr(args, "verb", None)) if isinstance(v, str))
+        raise errors.UsageError(
+            f"-i/--inventory {before[0]}: `{verb}` takes no inventory",
+            "-i names the hosts of deploy, verify, up and test; the local-cluster verbs take --state-dir",
+        )
+    if args.command == "test":
+        args.inventory = [*before, *(args.inventory or [])]
+        return
+    given = [*before, *([args.inventory] if args.inventory else [])]
+    if len(set(given)) > 1:
+        raise errors.UsageError(
+            f"{args.command} takes one inventory, and was given {len(given)}: {', '.join(given)}",
+            "give one -i (several inventories are for `test`: one worker per cluster)",
+        )
+    args.inventory = given[0]
