@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pbs_harness.evidence.pick import MissingEvidence
+
 
 def nodefile_and_pbsdsh(prefix: str) -> str:
     """Print the job's distinct hosts from $PBS_NODEFILE, then `hostname` run by pbsdsh on each chunk."""
@@ -15,11 +17,19 @@ echo "== end"
 
 
 def section(output: str, name: str) -> list[str]:
-    """Lines of one `== name` section of a job's output."""
+    """Lines of one `== name` section of a job's output (up to the next `== ` line); fails naming
+    the section when the output has none or it never ends."""
+    __tracebackhide__ = True
     lines = output.splitlines()
+    if f"== {name}" not in lines:
+        raise MissingEvidence(f"expected a '== {name}' section in the job's output, found: {output[-2000:]!r}")
     start = lines.index(f"== {name}") + 1
-    end = next(i for i in range(start, len(lines)) if lines[i].startswith("== "))
-    return [line.strip() for line in lines[start:end] if line.strip()]
+    ends = [i for i in range(start, len(lines)) if lines[i].startswith("== ")]
+    if not ends:
+        raise MissingEvidence(
+            f"expected the job's '== {name}' section to end with a '== ' line, found: {output[-2000:]!r}"
+        )
+    return [line.strip() for line in lines[start : ends[0]] if line.strip()]
 
 
 def sleep_on_every_chunk(prefix: str, seconds: int) -> str:

@@ -12,6 +12,7 @@ import pytest
 
 from pbs_harness.pbs.resv import rsub_time
 from pbs_harness.waits import wait_until
+from ptl_tests.hook_files import SuiteHook, create_hook
 
 pytestmark = pytest.mark.acceptance
 
@@ -25,7 +26,11 @@ def test_leave_leftovers_then_wait_for_sigkill(pbs, cluster, topology) -> None:
     pbs.server.set({"reserve_retry_time": 10}, check=True)
     pbs.server.set({"priority": 100}, obj="node", name=host, check=True)
     pbs.server.qmgr(f"set node {host} state=offline", check=True)
-    pbs.hooks.create("pbsh_leftover", "import pbs\npbs.event().accept()\n", {"event": "queuejob", "enabled": False})
+    create_hook(
+        pbs,
+        "pbsh_leftover",
+        SuiteHook("log_vnode_maintenance.py", {"event": "queuejob", "enabled": False}, {"vnode": host}),
+    )
     pbs.mom_config.set(cluster.hosts[host], "$max_check_poll", 99)
     Path(os.environ["PBSH_CHILD_READY"]).write_text(f"{host}\n")
     wait_until(lambda: None, bool, timeout=300, describe="SIGKILL from the parent test")
