@@ -36,11 +36,11 @@ from pbs_harness import defect_retry
 from pbs_harness.cluster import Cluster
 from pbs_harness.evidence import pick
 from pbs_harness.evidence.accounting import AccountingReader
-from pbs_harness.evidence.logs import LogReader, mom_log, server_log
+from pbs_harness.evidence.logs import LogLine, LogReader, mom_log, server_log
 from pbs_harness.pbs.client import Pbs
 from pbs_harness.pbs.moms import edit_config
 from pbs_harness.pbs.parsers import parse_exec_host, parse_exec_vnode, parse_select, size_kb
-from pbs_harness.pbs.substates import PRERUN, RUNNING  # noqa: F401 - the suite's names
+from pbs_harness.pbs.substates import PRERUN, RUNNING  # the suite's names too
 from pbs_harness.topology import Topology
 from pbs_harness.waits import wait_until
 from ptl_tests.hook_files import SuiteHook
@@ -349,6 +349,39 @@ class StartupKit(JobKit):
             timeout=timeout,
             describe=f"job report {path} complete",
         )
+
+    def started(self, job_id: str, timeout: float = 90) -> dict[str, Any]:
+        """The job once it runs (R, substate 42). Also stops waiting when its start has visibly failed
+        (held, finished, or queued again after an attempt: run_count > 0) and then fails naming what the
+        server shows: a tolerance or a pruning that stopped working fails here at once, not at a timeout."""
+        __tracebackhide__ = True
+
+        def settled(job: dict[str, Any]) -> bool:
+            state = job.get("job_state")
+            requeued = state == "Q" and int(job.get("run_count", 0) or 0) > 0
+            return (state, job.get("substate")) == ("R", RUNNING) or state in ("H", "F", "X") or requeued
+
+        job = wait_until(
+            lambda: self.pbs.jobs.status(job_id),
+            settled,
+            timeout=timeout,
+            describe=f"job {job_id} running (R, substate {RUNNING}) or its start failed",
+        )
+        if (job.get("job_state"), job.get("substate")) != ("R", RUNNING):
+            shown = {
+                k: job.get(k) for k in ("job_state", "substate", "run_count", "Hold_Types", "comment", "exec_vnode")
+            }
+            raise AssertionError(f"expected job {job_id} to start (R, substate {RUNNING}); its start failed: {shown}")
+        return job
+
+    def join_alarm_exceeded(self, job_id: str, since: datetime, timeout: float) -> tuple[LogLine, int]:
+        """The primary's "sister_join_job_alarm wait time N secs exceeded" line for the job, and N: the
+        alarm the mom used, which the test compares with the one it expects (a wrong value fails at
+        once, naming it, instead of a wait for a line that never comes)."""
+        __tracebackhide__ = True
+        pattern = JOIN_ALARM_EXCEEDED.format(secs=r"(\d+)")
+        line = self.mom.expect(f"Job;{re.escape(job_id)};{pattern}", since, timeout)
+        return line, int(pick.group(re.search(pattern, line.message), 1, "the alarm in seconds", line.raw))
 
     def start_records(self, job_id: str, types: str = "Ss", timeout: float = 60) -> dict[str, Any]:
         """The job's first record of each type letter (waits until all are there)."""

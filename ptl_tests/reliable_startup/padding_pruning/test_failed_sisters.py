@@ -16,7 +16,6 @@ from ptl_tests.reliable_startup_helpers import (
     IGNORING,
     ORIGINAL_SELECT,
     PADDED_SELECT,
-    RUNNING,
     START_ERROR,
     assert_assignment,
     assigned_totals,
@@ -59,13 +58,16 @@ def test_failed_sister_pruned_away(kit, nemesis, conformance, names, *, fault, r
     pbs, failed = kit.pbs, kit.roles.sister(fault.sister)
     start_with_fault(kit, nemesis, fault, {"pad": pad_hook(), "launch": prune_hook()})
     job_id = kit.submit(report_job(kit, "rs0"))
-    job = pbs.jobs.wait(job_id, job_state="R", substate=RUNNING, timeout=START_TIMEOUT)
+    job = kit.started(job_id, timeout=START_TIMEOUT)
     assert job["tolerate_node_failures"] == "job_start"
+    initial = kit.start_records(job_id, "S")["S"].fields["exec_vnode"]
+    # Tolerance was exercised: the failed sister was assigned, then pruned away (checked first: a
+    # release_nodes that stopped pruning fails here, before the records it would have written).
+    assert failed in hosts_of(initial), f"{failed} not in the initial exec_vnode {initial}"
+    expected = expected_prune(initial, ORIGINAL_SELECT, {failed})
+    assert_assignment(job, expected, ORIGINAL_SELECT)
 
     recs = kit.start_records(job_id)
-    initial = recs["S"].fields["exec_vnode"]
-    # Tolerance was exercised: the failed sister was assigned, then pruned away.
-    assert failed in hosts_of(initial), f"{failed} not in the initial exec_vnode {initial}"
     assert select_chunks(recs["S"].resource_list["select"]) == select_chunks(PADDED_SELECT)
     assert recs["S"].resource_list["nodect"] == "5"
     pruned_from, pruned_to = kit.pruning(job_id)
@@ -74,8 +76,6 @@ def test_failed_sister_pruned_away(kit, nemesis, conformance, names, *, fault, r
     if fault.how.startswith(("begin", "prologue")):
         kit.mom.expect(f"Job;{job_id};{IGNORING.format(host=failed)}", kit.since, timeout=10)
 
-    expected = expected_prune(initial, ORIGINAL_SELECT, {failed})
-    assert_assignment(job, expected, ORIGINAL_SELECT)
     assert pruned_to == job["exec_vnode"]
     assert recs["s"].fields["exec_vnode"] == job["exec_vnode"]
     assert recs["s"].fields["exec_host"] == job["exec_host"]
@@ -125,7 +125,7 @@ def test_two_failed_sisters_a_bigger_chunk_serves_the_small_one(kit, nemesis, sh
     prologue = nemesis.reject_hook("execjob_prologue", (at_prologue,), how="exception")
     install_hooks(pbs, kit.cluster, {"pad": pad_hook(), "launch": prune_hook()}, [begin, prologue])
     job_id = kit.submit()
-    job = pbs.jobs.wait(job_id, job_state="R", substate=RUNNING, timeout=START_TIMEOUT)
+    job = kit.started(job_id, timeout=START_TIMEOUT)
     initial = kit.start_records(job_id, "S")["S"].fields["exec_vnode"]
     small = [c[0].host for c in chunks_of(initial) if c[0].ncpus == 1]
     assert small == [at_prologue, at_begin], initial  # the failures hit exactly the small chunks

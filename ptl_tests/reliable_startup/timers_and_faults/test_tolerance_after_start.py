@@ -41,7 +41,7 @@ def test_kept_sister_killed_after_start(pbs, cluster, nemesis, kit, tolerance: s
     set_mom_options(pbs, cluster, kit.primary, {JOIN_ALARM: 20, LAUNCH_DELAY: 20, "$max_poll_downtime": downtime})
     install(pbs, cluster, {"fb_pad": pad_hook(tolerance=tolerance), "fb_launch": prune_hook()})
     job_id = kit.submit()
-    job = pbs.jobs.wait(job_id, job_state="R", substate=RUNNING, timeout=60)
+    job = kit.started(job_id, timeout=60)
     kit.pruning(job_id)
     sister = pick.nth(hosts_of(job["exec_vnode"]), 1, f"a sister in exec_vnode {job['exec_vnode']}")
     assert sister != kit.primary
