@@ -62,6 +62,9 @@ class Declared:
     hooks: dict[str, DeclaredHook]
     kept_hooks: frozenset[str] = field(default_factory=frozenset)
     pristine_record: str = ""  # where the pristine server's attributes were read (for messages)
+    # Server attributes whose inventory value is a Jinja template (`ansible-inventory --list` does not
+    # render them): not compared, their live value is left alone.
+    templated: frozenset[str] = field(default_factory=frozenset)
 
 
 def server_attributes(pristine: Mapping[str, Any], inventory: Mapping[str, Any]) -> dict[str, Any]:
@@ -133,8 +136,11 @@ def pristine_record_path(server_vars: Mapping[str, Any], pbs_home: Path) -> str:
 def of_inventory(
     server_vars: Mapping[str, Any], host_vars: Mapping[str, Mapping[str, Any]], pristine: Mapping[str, Any], record: str
 ) -> Declared:
+    given = server_vars.get("openpbs_server_attributes") or {}
+    templated = frozenset(name for name, value in given.items() if _TEMPLATED.search(str(value)))
     return Declared(
-        server=server_attributes(pristine, server_vars.get("openpbs_server_attributes") or {}),
+        server=server_attributes(pristine, {k: v for k, v in given.items() if k not in templated}),
+        templated=templated,
         queues={
             name: dict(attrs or {})
             for name, attrs in (server_vars.get("openpbs_server_queues") or DEFAULT_QUEUES).items()

@@ -18,7 +18,7 @@ to delete it is to set it (now stored and visible) and unset it: `retry_init_res
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -176,10 +176,17 @@ def retry_init_reset(declared: Mapping[str, Any], live: Mapping[str, Any], *, al
     return Repair(what if seen else None, directives)
 
 
-def plan_server(declared: Mapping[str, Any], live: Mapping[str, Any], *, always_reset_retry: bool) -> list[Repair]:
-    reset = retry_init_reset(declared, live, always=always_reset_retry)
-    skip = (RETRY_INIT, RETRY_TIME) if reset is not None else ()
-    return _attrs("server", declared, live, skip) + ([reset] if reset is not None else [])
+def plan_server(
+    declared: Mapping[str, Any], live: Mapping[str, Any], *, always_reset_retry: bool, skip: Iterable[str] = ()
+) -> list[Repair]:
+    """`skip`: attributes not compared (declared by a template this side cannot render)."""
+    skipped = tuple(skip)
+    live = {k: v for k, v in live.items() if k not in skipped}
+    reset = (
+        None if set(skipped) & {RETRY_INIT, RETRY_TIME} else retry_init_reset(declared, live, always=always_reset_retry)
+    )
+    skipped += (RETRY_INIT, RETRY_TIME) if reset is not None else ()
+    return _attrs("server", declared, live, skipped) + ([reset] if reset is not None else [])
 
 
 def _reservation_queue(name: str) -> bool:
@@ -286,7 +293,7 @@ def plan_hooks(
 
 def plan(declared: Declared, live: Live, *, always_reset_retry: bool = False) -> list[Repair]:
     return (
-        plan_server(declared.server, live.server, always_reset_retry=always_reset_retry)
+        plan_server(declared.server, live.server, always_reset_retry=always_reset_retry, skip=declared.templated)
         + plan_queues(declared.queues, live.queues)
         + plan_nodes(declared.node_resources, live.nodes, live.resources)
         + plan_hooks(declared.hooks, declared.kept_hooks, live.hooks, live.hook_md5)
@@ -322,4 +329,4 @@ def repair(pbs, declared: Declared, *, always_reset_retry: bool = False) -> tupl
 def repair_server(pbs, declared: Declared) -> tuple[list[str], list[str]]:
     """Server attributes only (what a test may change and the per-test restore puts back)."""
     server, _, _ = parse_print_server(pbs.server.qmgr("print server", check=True).stdout)
-    return apply(pbs, plan_server(declared.server, server, always_reset_retry=False))
+    return apply(pbs, plan_server(declared.server, server, always_reset_retry=False, skip=declared.templated))

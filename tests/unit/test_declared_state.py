@@ -186,3 +186,14 @@ def test_hook_sources_resolve_the_inventory_dir_template(tmp_path) -> None:
 def test_the_pristine_record_is_where_the_role_writes_it_unless_the_inventory_moves_it(tmp_path) -> None:
     assert declared.pristine_record_path({}, tmp_path) == str(tmp_path / "server_priv/pbs_harness_baseline.json")
     assert declared.pristine_record_path({"openpbs_server_baseline_file": "/x.json"}, tmp_path) == "/x.json"
+
+
+def test_templated_inventory_values_are_not_compared() -> None:
+    """ansible-inventory --list shows a Jinja value unrendered: its attribute is left as the server has it."""
+    got = declared.of_inventory(
+        {"openpbs_server_attributes": {"acl_hosts": "{{ groups.all }}", "flatuid": True}}, {}, {}, ""
+    )
+    assert got.templated == {"acl_hosts"}
+    assert "acl_hosts" not in got.server
+    live = {"acl_hosts": "h1,h2", "flatuid": "True"}
+    assert drift.plan_server(got.server, live, always_reset_retry=False, skip=got.templated) == []
