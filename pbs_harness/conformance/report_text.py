@@ -49,8 +49,9 @@ def baseline_repairs(results: dict[str, Any]) -> list[dict[str, str]]:
 def repair_lines(h: dict[str, Any]) -> list[str]:
     repairs = h.get("baseline_repairs") or []
     if not repairs:
-        return ["- Baseline repairs: none (every cluster was at its declared state)"]
-    return [f"- **Baseline repairs** ({len(repairs)}): the cluster differed from its declared state"] + [
+        return ["- Baseline repairs: none (every cluster was at its declared state, no test left anything to repair)"]
+    title = "what the harness repaired: leftovers found at session start, repairs after a test"
+    return [f"- **Baseline repairs** ({len(repairs)}): {title}"] + [
         f"  - {r['repair']} (with {r['test']}{' on ' + r['cluster'] if r['cluster'] else ''})" for r in repairs
     ]
 
