@@ -18,7 +18,7 @@ from ptl_tests.ramp_down.jobs import SLEEP, start_job
 
 pytestmark = [pytest.mark.acceptance, pytest.mark.ramp_down, pytest.mark.needs_moms(3)]
 
-BURN = 4  # seconds of wall time the burning task keeps a cpu busy
+BURN = 4  # seconds of cpu time the burning task uses
 DEFAULT_MAX_CHECK_POLL = 120  # seconds: MAX_CHECK_POLL_TIME, src/include/mom_func.h
 
 
