@@ -1,17 +1,23 @@
-"""The cluster's baseline: a snapshot taken at session start, restored and verified after each test.
+"""The cluster's baseline: the declared state, made true at session start, restored and verified after each test.
 
-What counts (the inventory's declared state as deployed): server and queue attributes, the
-vnodes with their state and available resources, the hook list, every mom's config file, and
-no jobs or reservations. Volatile counters (state_count, resources_assigned, times) are left out.
+The baseline is what the inventory deploys over OpenPBS's defaults (pbs_harness.declared), not what
+the server holds when a session starts: at session start every difference is repaired and reported
+(a run killed before its restore, a pbs_server restart since, leave them), then a snapshot is taken.
+What the snapshot covers: server and queue attributes, the vnodes with their state and available
+resources, the hook list, every mom's config file, and no jobs or reservations. Volatile counters
+(state_count, resources_assigned, times) are left out. After each test the server's attributes go
+back to the declared state and everything else to the snapshot, which is then verified.
 """
 
 from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
+from pbs_harness import declared as declared_mod
+from pbs_harness import drift
 from pbs_harness.pbs.base import qmgr_value
 from pbs_harness.pbs.client import Pbs
 from pbs_harness.pbs.parsers import size_kb
@@ -35,6 +41,12 @@ class Snapshot:
     mom_configs: dict[str, str]
     jobs: tuple[str, ...]
     reservations: tuple[str, ...]
+    # What the server's attributes go back to (None: the snapshot's, for snapshots taken alone).
+    declared: declared_mod.Declared | None = None
+
+
+class NotAtBaseline(Exception):
+    """The cluster could not be brought to its baseline at session start (the message says what is left)."""
 
 
 def take(pbs: Pbs) -> Snapshot:
@@ -102,19 +114,54 @@ def dirty(snap: Snapshot) -> list[str]:
 
 
 def take_at_session_start(pbs: Pbs, repaired: Callable[[str], None]) -> Snapshot:
-    """The session's baseline: a snapshot taken after clearing what an interrupted run left (its jobs and
-    reservations, with PBS's own time for the vnodes to come back) and repairing hooks moms kept
-    (told to `repaired`). Check it with `dirty`: what is still there cannot be restored."""
+    """The session's baseline: the declared state (pbs_harness.declared) made true on the cluster, then
+    a snapshot of it. What an interrupted run or a pbs_server restart left is cleared or repaired, and
+    each repair is told to `repaired`: jobs and reservations (with PBS's own time for the vnodes to
+    come back), server, queue, vnode and hook attributes other than declared (pbs_harness.drift),
+    mom configs a killed run changed (the copies pbs_harness.pbs.moms kept), hooks moms kept.
+
+    Raises declared.NotDeclared when the declared state cannot be read, NotAtBaseline when a repair
+    failed or the cluster is still not clean (`dirty`)."""
+    declared = declared_mod.load(pbs)
+    resvs, jobs = sorted(pbs.resv.all()), sorted(pbs.jobs.all(history=False))
+    left = ([f"reservations {', '.join(resvs)}"] if resvs else []) + ([f"jobs {', '.join(jobs)}"] if jobs else [])
+    if left:
+        clear_workload(pbs)
+        repaired(f"at session start: {' and '.join(left)} left by an earlier run: deleted")
+    done, failed = drift.repair(pbs, declared, always_reset_retry=True)
+    for what in done + _put_back_saved_mom_configs(pbs):
+        repaired(f"at session start: {what}")
     snap = take(pbs)
     if dirty(snap):
-        clear_workload(pbs)
-        with contextlib.suppress(AssertionError):
+        with contextlib.suppress(AssertionError, WaitTimeout):
             pbs.nodes.wait_state(list(snap.nodes), "free", timeout=90)
         snap = take(pbs)
     leftover = repair_stale_mom_hooks(pbs)
     if leftover is not None:
         repaired(f"at session start: {leftover.describe()}")
-    return snap
+    problems = [f"could not repair {what}" for what in failed] + dirty(snap)
+    if problems:
+        raise NotAtBaseline(
+            "cluster is not at its baseline at session start (" + "; ".join(problems) + "); "
+            "run `pbs-harness deploy` (or playbooks/reset.yml) first"
+        )
+    return replace(snap, declared=declared)
+
+
+def _put_back_saved_mom_configs(pbs: Pbs) -> list[str]:
+    """Mom configs a killed run changed: the copy kept before its first change is put back."""
+    out = []
+    for host in pbs.cluster.moms:
+        saved = pbs.mom_config.saved(host)
+        if saved is None:
+            continue
+        now = pbs.mom_config.read(host)
+        pbs.mom_config.put_back(host, saved)
+        if now != saved:
+            lines = sorted(set(now.splitlines()) ^ set(saved.splitlines()))
+            changed = ", ".join(f"{'+' if ln in now else '-'}{ln!r}" for ln in lines)
+            out.append(f"mom config of {host.name} ({changed}): put back as kept before a run changed it")
+    return out
 
 
 def clear_workload(pbs: Pbs) -> None:
@@ -126,8 +173,7 @@ def clear_workload(pbs: Pbs) -> None:
 
 def _restore_configs(pbs: Pbs, base: Snapshot) -> None:
     for host in pbs.cluster.moms:
-        if pbs.mom_config.read(host) != base.mom_configs.get(host.name, ""):
-            pbs.mom_config.write(host, base.mom_configs.get(host.name, ""))
+        pbs.mom_config.put_back(host, base.mom_configs.get(host.name, ""))
     current = pbs.hooks.attributes()
     for name in set(current) - set(base.hooks):
         pbs.hooks.delete(name)
@@ -140,12 +186,18 @@ def _restore_configs(pbs: Pbs, base: Snapshot) -> None:
             pbs.server.qmgr(f"set hook {name} " + ",".join(f"{k}={v}" for k, v in changed.items()))
 
 
-def _restore_server(pbs: Pbs, base: Snapshot, now: Snapshot) -> None:
+def _restore_server(pbs: Pbs, base: Snapshot, now: Snapshot) -> list[str]:
+    """The server's attributes back to the declared state (or, without one, the snapshot's); returns
+    what could not be put back."""
+    if base.declared is not None:
+        _, failed = drift.repair_server(pbs, base.declared)
+        return [f"could not restore {what}" for what in failed]
     for key in set(now.server) - set(base.server):
         pbs.server.unset(key)
     for key, value in base.server.items():
         if now.server.get(key) != value and not isinstance(value, dict):
             pbs.server.set({key: value})
+    return []
 
 
 def _restore_node(pbs: Pbs, name: str, attrs: dict[str, Any], current: dict[str, Any]) -> None:
@@ -251,10 +303,10 @@ def restore(pbs: Pbs, base: Snapshot, timeout: float = 90, repaired: Callable[[s
     clear_workload(pbs)
     _restore_configs(pbs, base)
     now = take(pbs)
-    _restore_server(pbs, base, now)
+    unrestored = _restore_server(pbs, base, now)
     for name, attrs in base.nodes.items():
         _restore_node(pbs, name, attrs, now.nodes.get(name, {}))
-    left = _wait_for(pbs, base, timeout)
+    left = _wait_for(pbs, base, timeout) + unrestored
     if left or pbs.jobs.all(history=False):
         return left
     mom_hooks = repair_stale_mom_hooks(pbs)
@@ -268,15 +320,15 @@ def restore(pbs: Pbs, base: Snapshot, timeout: float = 90, repaired: Callable[[s
     except WaitTimeout as exc:
         phantoms = exc.last
         # Only a server restart recomputes resources_assigned from the jobs it knows. A restart also
-        # brings back server attributes unset since the last one (seen: reserve_retry_init=7 again),
+        # brings back a reserve_retry_init kept in the server's database out of view (pbs_harness.drift),
         # so the server's attributes are restored once more after it.
         settle = timeout
         try:
             pbs.server.restart(timeout=timeout)
         except VnodesNotReported:
             settle = 0  # a vnode that never came back in `timeout`: the baseline is read once, for the leaks
-        _restore_server(pbs, base, take(pbs))
-        left = _wait_for(pbs, base, settle)
+        unrestored = _restore_server(pbs, base, take(pbs))
+        left = _wait_for(pbs, base, settle) + unrestored
         still = phantom_assignments(pbs)
         if repaired is not None:
             repaired(

@@ -17,7 +17,7 @@ import os
 import signal
 import threading
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -25,6 +25,7 @@ import pytest
 
 from pbs_harness import availability, defects, outcome, precheck, project, release_features, session_lock
 from pbs_harness import baseline as baseline_mod
+from pbs_harness import declared as declared_mod
 from pbs_harness import inventory as inventory_mod
 from pbs_harness import topology as topology_mod
 from pbs_harness.cluster import Cluster
@@ -62,8 +63,18 @@ class BaselineRepairWarning(UserWarning):
     """The baseline restore had to repair something beyond deleting the test's work (named in the text)."""
 
 
-def _warn_repair(text: str) -> None:
-    warnings.warn(text, BaselineRepairWarning, stacklevel=2)
+def _repair_reporter(config: pytest.Config) -> Callable[[str], None]:
+    """Tells of a repair twice: a BaselineRepairWarning of the test being set up or torn down, and a
+    line of the conformance report (carried by that test's report: pbs_harness.conformance.recorder)."""
+
+    def report(text: str) -> None:
+        warnings.warn(text, BaselineRepairWarning, stacklevel=2)
+        if config.pluginmanager.has_plugin("pbs_harness.conformance.recorder"):
+            from pbs_harness.conformance import recorder
+
+            recorder.record_repair(config, text)
+
+    return report
 
 
 EVIDENCE_KEY = pytest.StashKey[list[str]]()
@@ -213,21 +224,18 @@ def evidence_root(config: pytest.Config) -> Path:
 
 @pytest.fixture(scope="session")
 def baseline(pbs: Pbs, pytestconfig: pytest.Config) -> baseline_mod.Snapshot:
-    """Snapshot of the deployed cluster at session start, after healing leftovers of killed runs."""
+    """The cluster's declared state, made true at session start (hosts healed, leftovers of killed
+    runs and server restarts repaired and reported), and its snapshot."""
     inv = pbs.cluster.inventory
     inv.provider.heal({name: inv.hosts[name].vars for name in pbs.cluster.hosts})
     if pytestconfig.pluginmanager.has_plugin("pbs_harness.conformance.recorder"):
         from pbs_harness.conformance import environment, recorder
 
         recorder.record_environment(pytestconfig, environment.of(pbs))
-    snap = baseline_mod.take_at_session_start(pbs, repaired=_warn_repair)
-    if baseline_mod.dirty(snap):
-        pytest.fail(
-            "cluster is not at a clean baseline at session start (" + "; ".join(baseline_mod.dirty(snap)) + "); "
-            "run `pbs-harness deploy` (or playbooks/reset.yml) first",
-            pytrace=False,
-        )
-    return snap
+    try:
+        return baseline_mod.take_at_session_start(pbs, repaired=_repair_reporter(pytestconfig))
+    except (declared_mod.NotDeclared, baseline_mod.NotAtBaseline) as exc:
+        pytest.fail(str(exc), pytrace=False)
 
 
 @pytest.fixture
@@ -266,7 +274,7 @@ def harness_test(request: pytest.FixtureRequest, pbs: Pbs, baseline: baseline_mo
             nemesis.log.write(folder / "faults.txt")
             request.node.user_properties.append(("evidence", str(folder)))
             request.config.stash.setdefault(EVIDENCE_KEY, []).append(str(folder))
-        leaks = baseline_mod.restore(pbs, baseline, repaired=_warn_repair)
+        leaks = baseline_mod.restore(pbs, baseline, repaired=_repair_reporter(request.config))
         if heal_problems or leaks:
             pytest.fail(
                 "teardown could not return the cluster to its baseline: " + "; ".join(heal_problems + leaks),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pbs_harness.evidence.pick import MissingEvidence
+
 
 def nodefile_and_pbsdsh(prefix: str) -> str:
     """Print the job's distinct hosts from $PBS_NODEFILE, then `hostname` run by pbsdsh on each chunk."""
@@ -15,11 +17,19 @@ echo "== end"
 
 
 def section(output: str, name: str) -> list[str]:
-    """Lines of one `== name` section of a job's output."""
+    """Lines of one `== name` section of a job's output (up to the next `== ` line); fails naming
+    the section when the output has none or it never ends."""
+    __tracebackhide__ = True
     lines = output.splitlines()
+    if f"== {name}" not in lines:
+        raise MissingEvidence(f"expected a '== {name}' section in the job's output, found: {output[-2000:]!r}")
     start = lines.index(f"== {name}") + 1
-    end = next(i for i in range(start, len(lines)) if lines[i].startswith("== "))
-    return [line.strip() for line in lines[start:end] if line.strip()]
+    ends = [i for i in range(start, len(lines)) if lines[i].startswith("== ")]
+    if not ends:
+        raise MissingEvidence(
+            f"expected the job's '== {name}' section to end with a '== ' line, found: {output[-2000:]!r}"
+        )
+    return [line.strip() for line in lines[start : ends[0]] if line.strip()]
 
 
 def sleep_on_every_chunk(prefix: str, seconds: int) -> str:
@@ -32,12 +42,18 @@ def sleep_on_every_chunk(prefix: str, seconds: int) -> str:
 
 
 def sleep_on_every_chunk_and_burn_on(prefix: str, host: str, burn_seconds: int, seconds: int) -> str:
-    """sleep_on_every_chunk, plus one more task on `host` (pbsdsh -h) that keeps a cpu busy for
-    BURN_SECONDS of wall time, then sleeps in the same process: the job's cpu time comes from that
-    host alone, and stays visible to its mom's samples (a process that ended takes its cput along)."""
+    """sleep_on_every_chunk, plus one more task on `host` (pbsdsh -h) that keeps a cpu busy until it
+    has used BURN_SECONDS of cpu time (its own utime + stime from /proc/$$/stat, read with bash's `read`:
+    no process is started), then sleeps in the same process: the job's cpu time comes from that host
+    alone, whatever else the machine runs, and stays visible to its mom's samples (a process that ended
+    takes its cput along)."""
     if not host.replace("-", "").replace(".", "").isalnum():
         raise ValueError(f"host must be a plain host name, not {host!r}")
-    burn = f"end=$((SECONDS+{burn_seconds})); while [ $SECONDS -lt $end ]; do :; done; exec /bin/sleep {seconds}"
+    ticks = burn_seconds * 100  # USER_HZ
+    burn = (
+        "while :; do for ((i = 0; i < 100000; i++)); do :; done; read -r -a st < /proc/$$/stat; "
+        f"[ $((st[13] + st[14])) -ge {ticks} ] && break; done; exec /bin/sleep {seconds}"
+    )
     return f"""#!/bin/bash
 {prefix}/bin/pbsdsh -- /bin/sleep {seconds} &
 {prefix}/bin/pbsdsh -h {host} -- /bin/bash -c '{burn}' &

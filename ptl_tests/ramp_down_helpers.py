@@ -201,7 +201,11 @@ exec /bin/sleep {seconds}
     @staticmethod
     def records(lines: list[str], phase: str) -> list[tuple[str, str]]:
         """(host, OMP_NUM_THREADS) of every task of the phase."""
-        return [(line.split()[1], line.split()[2]) for line in lines if line.split()[:1] == [phase]]
+        return [
+            (words[1], words[2])
+            for words in (line.split() for line in lines)
+            if words[:1] == [phase] and len(words) == 3
+        ]
 
     def go(self) -> None:
         self.host.check(["touch", f"{self.path}.go"], user=self.user)

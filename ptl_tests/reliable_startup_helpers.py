@@ -34,12 +34,13 @@ import pytest
 
 from pbs_harness import defect_retry
 from pbs_harness.cluster import Cluster
+from pbs_harness.evidence import pick
 from pbs_harness.evidence.accounting import AccountingReader
-from pbs_harness.evidence.logs import LogReader, mom_log, server_log
+from pbs_harness.evidence.logs import LogLine, LogReader, mom_log, server_log
 from pbs_harness.pbs.client import Pbs
 from pbs_harness.pbs.moms import edit_config
 from pbs_harness.pbs.parsers import parse_exec_host, parse_exec_vnode, parse_select, size_kb
-from pbs_harness.pbs.substates import PRERUN, RUNNING  # noqa: F401 - the suite's names
+from pbs_harness.pbs.substates import PRERUN, RUNNING  # the suite's names too
 from pbs_harness.topology import Topology
 from pbs_harness.waits import wait_until
 from ptl_tests.hook_files import SuiteHook
@@ -249,7 +250,10 @@ def expected_prune(exec_vnode: str, keep_select: str, failed_hosts: Iterable[str
     big enough, looking at the remaining chunks sorted by (ncpus, mem) ascending (stable), as the
     mom builds its list (add_to_resc_limit_list_sorted under PBS_MOM in src/server/vnparse.c)."""
     failed = set(failed_hosts)
-    first, *rest = chunks_of(exec_vnode)
+    chunks = chunks_of(exec_vnode)
+    if not chunks:
+        raise pick.MissingEvidence(f"expected chunks in the job's exec_vnode, found {exec_vnode!r}")
+    first, *rest = chunks
     healthy = [c for c in rest if not any(s.host in failed for s in c)]
     have = [first, *sorted(healthy, key=lambda c: (sum(s.ncpus for s in c), sum(s.mem_kb for s in c)))]
     used = [False] * len(have)
@@ -282,16 +286,18 @@ def clear_node_order(pbs: Pbs, hosts: Sequence[str]) -> None:
 def assert_assignment(job: Mapping[str, Any], expected: Sequence[Chunk], keep_select: str) -> None:
     """exec_vnode, exec_host, schedselect and Resource_List all describe `expected` / keep_select."""
     __tracebackhide__ = True
-    assert chunks_of(job["exec_vnode"]) == tuple(expected), f"exec_vnode {job['exec_vnode']}"
+    assert chunks_of(job["exec_vnode"]) == tuple(expected), f"exec_vnode {job['exec_vnode']}: expected {expected}"
     hosts = list(dict.fromkeys(s.host for c in expected for s in c))
-    assert list(dict.fromkeys(e.host for e in parse_exec_host(job["exec_host"]))) == hosts, job["exec_host"]
+    got = list(dict.fromkeys(e.host for e in parse_exec_host(job["exec_host"])))
+    assert got == hosts, f"exec_host {job['exec_host']}: expected the hosts {hosts}"
     want = select_chunks(keep_select)
-    assert select_chunks(job["schedselect"]) == want, job["schedselect"]
+    assert select_chunks(job["schedselect"]) == want, f"schedselect {job['schedselect']}: expected {want}"
     rl = job["Resource_List"]
-    assert select_chunks(rl["select"]) == want, rl["select"]
-    assert int(rl["ncpus"]) == sum(c for c, _ in want)
-    assert size_kb(rl.get("mem", 0)) == sum(m for _, m in want)
-    assert int(rl["nodect"]) == len(want)
+    assert select_chunks(rl["select"]) == want, f"Resource_List.select {rl['select']}: expected {want}"
+    ncpus, mem_kb = sum(c for c, _ in want), sum(m for _, m in want)
+    assert int(rl["ncpus"]) == ncpus, f"Resource_List.ncpus {rl['ncpus']}: expected {ncpus}"
+    assert size_kb(rl.get("mem", 0)) == mem_kb, f"Resource_List.mem {rl.get('mem')}: expected {mem_kb}kb"
+    assert int(rl["nodect"]) == len(want), f"Resource_List.nodect {rl['nodect']}: expected {len(want)}"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -344,6 +350,39 @@ class StartupKit(JobKit):
             describe=f"job report {path} complete",
         )
 
+    def started(self, job_id: str, timeout: float = 90) -> dict[str, Any]:
+        """The job once it runs (R, substate 42). Also stops waiting when its start has visibly failed
+        (held, finished, or queued again after an attempt: run_count > 0) and then fails naming what the
+        server shows: a tolerance or a pruning that stopped working fails here at once, not at a timeout."""
+        __tracebackhide__ = True
+
+        def settled(job: dict[str, Any]) -> bool:
+            state = job.get("job_state")
+            requeued = state == "Q" and int(job.get("run_count", 0) or 0) > 0
+            return (state, job.get("substate")) == ("R", RUNNING) or state in ("H", "F", "X") or requeued
+
+        job = wait_until(
+            lambda: self.pbs.jobs.status(job_id),
+            settled,
+            timeout=timeout,
+            describe=f"job {job_id} running (R, substate {RUNNING}) or its start failed",
+        )
+        if (job.get("job_state"), job.get("substate")) != ("R", RUNNING):
+            shown = {
+                k: job.get(k) for k in ("job_state", "substate", "run_count", "Hold_Types", "comment", "exec_vnode")
+            }
+            raise AssertionError(f"expected job {job_id} to start (R, substate {RUNNING}); its start failed: {shown}")
+        return job
+
+    def join_alarm_exceeded(self, job_id: str, since: datetime, timeout: float) -> tuple[LogLine, int]:
+        """The primary's "sister_join_job_alarm wait time N secs exceeded" line for the job, and N: the
+        alarm the mom used, which the test compares with the one it expects (a wrong value fails at
+        once, naming it, instead of a wait for a line that never comes)."""
+        __tracebackhide__ = True
+        pattern = JOIN_ALARM_EXCEEDED.format(secs=r"(\d+)")
+        line = self.mom.expect(f"Job;{re.escape(job_id)};{pattern}", since, timeout)
+        return line, int(pick.group(re.search(pattern, line.message), 1, "the alarm in seconds", line.raw))
+
     def start_records(self, job_id: str, types: str = "Ss", timeout: float = 60) -> dict[str, Any]:
         """The job's first record of each type letter (waits until all are there)."""
         recs = wait_until(
@@ -352,7 +391,7 @@ class StartupKit(JobKit):
             timeout=timeout,
             describe=f"accounting records {types!r} of {job_id}",
         )
-        return {t: next(r for r in recs if r.type == t) for t in types}
+        return {t: pick.first([r for r in recs if r.type == t], f"a {t!r} record of {job_id}") for t in types}
 
     def pruning(self, job_id: str, timeout: float = 60) -> tuple[str, str]:
         """(from, to) exec_vnode of the primary mom's 'pruned from/to exec_vnode=' lines."""

@@ -20,6 +20,7 @@ from datetime import datetime
 from typing import Any
 
 from pbs_harness.cluster import Cluster
+from pbs_harness.evidence import pick
 from pbs_harness.evidence.accounting import AccountingReader, AccountingRecord
 from pbs_harness.evidence.logs import server_log
 from pbs_harness.faults import Fault, Nemesis
@@ -28,7 +29,7 @@ from pbs_harness.pbs.parsers import parse_exec_vnode, vnodes_of
 from pbs_harness.pbs.resv import rstat_epoch, rsub_time
 from pbs_harness.pbs.substates import RUNNING as JOB_RUNNING
 from pbs_harness.topology import Topology
-from pbs_harness.waits import wait_until
+from pbs_harness.waits import WaitTimeout, wait_until
 
 SLEEP = 900  # seconds: longer than any test; jobs are deleted by the baseline restore
 
@@ -143,17 +144,47 @@ def y_records(cluster: Cluster, rid: str, since: datetime) -> list[AccountingRec
     return accounting(cluster).of(rid, "Y", since)
 
 
+def confirmations(cluster: Cluster, resv: Resv, timeout: float = 10) -> tuple[AccountingRecord, AccountingRecord]:
+    """The reservation's two 'Y' records since its submission: the confirmation and the reconfirmation
+    (waited for up to `timeout`: the server writes it as it confirms the new nodes). Fails naming
+    what the accounting log held when there are not exactly two."""
+    __tracebackhide__ = True
+    try:
+        found = wait_until(
+            lambda: y_records(cluster, resv.id, resv.submitted),
+            lambda ys: len(ys) >= 2,
+            timeout=timeout,
+            describe=f"two 'Y' records of {resv.id}",
+        )
+    except WaitTimeout as exc:
+        found = exc.last or []
+    if len(found) == 1:
+        raise pick.MissingEvidence(
+            f"expected a 'Y' record for the reconfirmation of {resv.id}, found only the confirmation at "
+            f"{found[0].time:%H:%M:%S}: {found[0].raw}"
+        )
+    if len(found) != 2:
+        held = "; ".join(r.raw for r in found) or "none"
+        raise pick.MissingEvidence(
+            f"expected two 'Y' records of {resv.id} since {resv.submitted:%H:%M:%S} (its confirmation and its "
+            f"reconfirmation), found {len(found)}: {held}"
+        )
+    return found[0], found[1]
+
+
 def check_y(record: AccountingRecord, server: str, resv: Resv, nodes: str, count: int | None = None) -> None:
     """A 'Y' record as req_confirmresv writes it: requestor=Scheduler@<server> start end nodes [count]."""
     __tracebackhide__ = True
     want = {"requestor": f"Scheduler@{server}", "start": str(resv.start), "end": str(resv.end), "nodes": nodes}
     if count is not None:
         want["count"] = str(count)
-    assert record.fields == want, record.raw
+    assert record.fields == want, f"'Y' record of {resv.id}: expected fields {want}, found {record.raw}"
 
 
 def retry_epoch(resv: dict[str, Any]) -> int:
-    return rstat_epoch(resv["reserve_retry"])
+    """The reservation's reserve_retry (pbs_rstat -F) as epoch seconds."""
+    __tracebackhide__ = True
+    return rstat_epoch(pick.field(resv, "reserve_retry", "the reservation's pbs_rstat -F"))
 
 
 def not_in(vnodes: Sequence[str], resv: dict[str, Any]) -> bool:

@@ -180,6 +180,52 @@ def test_ctrl_c_during_a_partition_leaves_no_partition(local, cluster, tmp_path,
     assert not local_host(cluster, target).is_partitioned(), out
 
 
+def test_a_killed_run_leaves_the_next_session_at_the_declared_baseline(inventory, pbs, tmp_path) -> None:
+    """A session killed with SIGKILL midway (as a worker crash or a timeout that kills the process)
+    runs no teardown; the next session repairs what it left, says so, and a pbs_server restart then
+    brings back no reserve_retry_init from the server's database (pbs_harness.drift)."""
+    ready = tmp_path / "ready"
+    killed, following_dir = tmp_path / "killed", tmp_path / "next"
+    killed.mkdir(), following_dir.mkdir()
+    child = child_pytest(CHILDREN / "child_killed.py", killed, inventory, PBSH_CHILD_READY=str(ready))
+    try:
+        wait_until(
+            lambda: ready.exists() or child.poll() is not None,
+            bool,
+            timeout=120,
+            describe="child test left its leftovers",
+        )
+        running = child.poll() is None
+        child.kill()
+        out, _ = child.communicate(timeout=60)
+    finally:
+        if child.poll() is None:
+            child.kill()
+    assert running, f"the child ended before it was killed: {out}"
+    host = ready.read_text().strip()
+    status = pbs.server.status()
+    assert (status.get("reserve_retry_init"), status.get("reserve_retry_time")) == (None, 10), status
+
+    following = child_pytest(CHILDREN / "child_next_session.py", following_dir, inventory)
+    out, _ = following.communicate(timeout=600)
+    assert following.returncode == 0, out
+    repairs = " ".join(out.split()).split("BaselineRepairWarning: ")[1:]
+    expected = [
+        "at session start: reservations R",
+        "at session start: server reserve_retry_time = 10 (declared: unset): reset",
+        f"at session start: vnode {host} offline (declared: online): offline cleared",
+        f"at session start: vnode {host} priority = 100 (declared: unset): unset",
+        "at session start: hook pbsh_leftover (not declared): deleted",
+        f"at session start: mom config of {host} (+'$max_check_poll 99'): put back",
+    ]
+    missing = [e for e in expected if not any(r.startswith(e) for r in repairs)]
+    assert not missing, f"repairs not reported: {missing}; reported: {repairs}"
+
+    pbs.server.restart(timeout=90)
+    status = pbs.server.status()
+    assert (status.get("reserve_retry_init"), status.get("reserve_retry_time")) == (None, None), status
+
+
 def test_ssh_side_partition_spares_the_harness_session(cluster, nemesis, topology) -> None:
     """The partition used on inventories that are not the local cluster, exercised here."""
     target, peer = sister(topology, 3), sister(topology, 1)

@@ -20,6 +20,7 @@ from pbs_harness.conformance.status import NOT_IN_RELEASE
 PLUGIN_NAME = "pbs-harness-recorder"
 ENV_KEY = pytest.StashKey[dict[str, Any]]()
 DIFFS_KEY = pytest.StashKey[list[dict[str, str]]]()
+REPAIRS_KEY = pytest.StashKey[list[str]]()
 OWN_MARKERS = ("spec", guards.MARKER, "parametrize")  # recorded apart (or not at all), not among "markers"
 
 
@@ -73,7 +74,16 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
     env = item.config.stash.get(ENV_KEY, None)
     if env:
         report.pbsh_environment = env
+    repairs = item.config.stash.get(REPAIRS_KEY, [])
+    if repairs:  # made while this phase ran (the session's start comes with its first test's setup)
+        report.pbsh_repairs = list(repairs)
+        repairs.clear()
     return report
+
+
+def record_repair(config: pytest.Config, text: str) -> None:
+    """A baseline repair (pbs_harness.baseline), reported with the phase of the test that is running."""
+    config.stash.setdefault(REPAIRS_KEY, []).append(text)
 
 
 class Recorder:
@@ -97,6 +107,7 @@ class Recorder:
         cluster = next((str(v) for k, v in report.user_properties if k == "cluster"), None)
         if cluster:
             entry["cluster"] = cluster
+        entry.setdefault("baseline_repairs", []).extend(getattr(report, "pbsh_repairs", []))
         env = getattr(report, "pbsh_environment", None)
         if env:
             self.environments.setdefault(str(env.get("cluster") or cluster or ""), env)

@@ -67,6 +67,7 @@ def write_html(path: Path, cat: Catalogue, verdicts: list[Verdict], results: dic
         *(_meta(line, bold=True) for line in text.versions_note(verdicts)),
         f"<p class='meta'>Run: {e(h['started'])} &rarr; {e(h['finished'])}</p>",
         *(_meta(line, bold=True) for line in text.known_defects_line(h)),
+        *(_meta(line.strip(), bold=line.startswith("- **")) for line in text.repair_lines(h)),
         *(_meta(line) for line in text.verdict_lines(verdicts) if not line.startswith("- Status counts")),
         *(_meta(line, bold=True) for line in text.guard_lines(verdicts[0].rows)),
     ]

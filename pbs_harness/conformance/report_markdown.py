@@ -30,6 +30,7 @@ def write_markdown(path: Path, cat: Catalogue, verdicts: list[Verdict], results:
         *text.versions_note(verdicts),
         f"- Run: {h['started']} to {h['finished']}",
         *text.known_defects_line(h),
+        *text.repair_lines(h),
         *text.verdict_lines(verdicts),
         *text.guard_lines(verdicts[0].rows),
         "",

@@ -49,7 +49,28 @@ def header(results: dict[str, Any]) -> dict[str, Any]:
         "started": results.get("started", ""),
         "finished": results.get("finished", ""),
         "known_defects": known_defects(results),
+        "baseline_repairs": baseline_repairs(results),
     }
+
+
+def baseline_repairs(results: dict[str, Any]) -> list[dict[str, str]]:
+    """What the harness repaired on the clusters (pbs_harness.baseline): leftovers of an earlier run or
+    of a server restart found at session start, and repairs after a test beyond deleting its work."""
+    return [
+        {"test": t["nodeid"].split("::")[-1], "cluster": t.get("cluster", ""), "repair": text}
+        for t in results.get("tests", [])
+        for text in t.get("baseline_repairs", [])
+    ]
+
+
+def repair_lines(h: dict[str, Any]) -> list[str]:
+    repairs = h.get("baseline_repairs") or []
+    if not repairs:
+        return ["- Baseline repairs: none (every cluster was at its declared state, no test left anything to repair)"]
+    title = "what the harness repaired: leftovers found at session start, repairs after a test"
+    return [f"- **Baseline repairs** ({len(repairs)}): {title}"] + [
+        f"  - {r['repair']} (with {r['test']}{' on ' + r['cluster'] if r['cluster'] else ''})" for r in repairs
+    ]
 
 
 def known_defects(results: dict[str, Any]) -> dict[str, int]:

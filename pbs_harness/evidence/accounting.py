@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from pbs_harness.evidence.pick import Attributes
+
 TIME_FORMAT = "%m/%d/%Y %H:%M:%S"
 
 
@@ -64,7 +66,17 @@ def parse_line(line: str) -> AccountingRecord | None:
             fields[key] = value
     rl = {k.split(".", 1)[1]: v for k, v in fields.items() if k.startswith("Resource_List.")}
     ru = {k.split(".", 1)[1]: v for k, v in fields.items() if k.startswith("resources_used.")}
-    return AccountingRecord(when, parts[1], parts[2], fields, rl, ru, line.rstrip("\n"))
+    raw = line.rstrip("\n")
+    what = f"the '{parts[1]}' record of {parts[2]} ({raw})"
+    return AccountingRecord(
+        when,
+        parts[1],
+        parts[2],
+        Attributes(fields, what=what),
+        Attributes(rl, what=f"Resource_List of {what}"),
+        Attributes(ru, what=f"resources_used of {what}"),
+        raw,
+    )
 
 
 def parse(text: str) -> list[AccountingRecord]:
@@ -116,3 +128,24 @@ class AccountingReader:
             timeout=timeout,
             describe=f"{count} accounting record(s) of type {types!r} for {record_id}",
         )
+
+    def expect(self, record_id: str, types: str, since: datetime, timeout: float) -> tuple[AccountingRecord, ...]:
+        """The id's records of the type letters in `types`, exactly one per letter in that order
+        (e.g. "uc": one 'u', then one 'c'), waiting up to `timeout` for them; fails (MissingEvidence)
+        naming the records expected and those the accounting log held."""
+        __tracebackhide__ = True
+        from pbs_harness.evidence.pick import MissingEvidence
+        from pbs_harness.waits import WaitTimeout
+
+        try:
+            found = self.wait_for(record_id, types, len(types), since, timeout)
+        except WaitTimeout as exc:
+            found = exc.last or []
+        if "".join(r.type for r in found) != types:
+            wanted = ", ".join(repr(t) for t in types)
+            held = "; ".join(r.raw for r in found) or "none"
+            raise MissingEvidence(
+                f"expected accounting records {wanted} of {record_id} in that order since {since:%H:%M:%S}, "
+                f"found: {held}"
+            )
+        return tuple(found)

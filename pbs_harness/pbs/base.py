@@ -7,12 +7,26 @@ import shlex
 from typing import Any
 
 from pbs_harness.cluster import Cluster
+from pbs_harness.evidence.pick import Attributes, named
 from pbs_harness.transport import CommandError, CommandResult, RemoteHost
+
+# Sections of qstat/pbsnodes -F json output: each entry is an object named `<kind> <key>` in messages.
+SECTIONS = {"Jobs": "job", "nodes": "vnode", "Server": "server", "Queue": "queue", "Resv": "reservation"}
 
 
 def parse_json(text: str) -> dict[str, Any]:
+    """qstat/pbsnodes -F json output; every object is a pick.Attributes: a missing attribute fails
+    naming its job, vnode, server or queue and what it has."""
     # qstat/pbsnodes may emit control characters inside strings (job environments): be lenient.
-    return json.loads(text, strict=False) if text.strip() else {}
+    data = json.loads(text, strict=False) if text.strip() else {}
+    out = Attributes(what="the command's JSON output")
+    for section, objs in data.items():
+        kind = SECTIONS.get(section)
+        if kind and isinstance(objs, dict):
+            out[section] = Attributes({k: named(o, f"{kind} {k}") for k, o in objs.items()}, what=section)
+        else:
+            out[section] = named(objs, section)
+    return out
 
 
 class PbsCommands:

@@ -6,6 +6,7 @@ import shlex
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from pbs_harness.evidence.pick import Attributes
 from pbs_harness.pbs.base import PbsCommands
 from pbs_harness.transport import CommandError, CommandResult
 from pbs_harness.waits import wait_until
@@ -55,7 +56,8 @@ class Jobs(PbsCommands):
         if "[]" in job_id:
             args.insert(0, "-t")
         data = self.run_json("qstat", *args)
-        return (data or {}).get("Jobs", {}).get(job_id, {})
+        found = (data or {}).get("Jobs", {}).get(job_id)
+        return found if found is not None else Attributes(what=f"job {job_id} (qstat knows no such job)")
 
     def all(self, *, history: bool = False) -> dict[str, dict[str, Any]]:
         data = self.run_json("qstat", "-fx" if history else "-f", "-t", "-F", "json")

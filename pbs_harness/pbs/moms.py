@@ -1,4 +1,9 @@
-"""MoM configuration (`PBS_HOME/mom_priv/config`): set/unset directives, then HUP the mom."""
+"""MoM configuration (`PBS_HOME/mom_priv/config`): set/unset directives, then HUP the mom.
+
+Before the harness first changes a host's config it keeps a copy next to it (`config.pbs-harness-saved`);
+putting a config back (`put_back`, the baseline restore) removes the copy. A copy found when a session
+starts was left by a run killed before its restore: the baseline puts it back (pbs_harness.baseline).
+"""
 
 from __future__ import annotations
 
@@ -8,6 +13,8 @@ from datetime import datetime, timedelta
 
 from pbs_harness.cluster import Cluster
 from pbs_harness.transport import RemoteHost
+
+SAVED_SUFFIX = ".pbs-harness-saved"
 
 
 def edit_config(text: str, key: str, value: str | None) -> str:
@@ -25,11 +32,32 @@ class MomConfig:
     def path(self) -> str:
         return f"{self.cluster.pbs_home}/mom_priv/config"
 
+    def saved_path(self) -> str:
+        return f"{self.path()}{SAVED_SUFFIX}"
+
     def read(self, host: RemoteHost) -> str:
         return host.check(["cat", self.path()]).stdout
 
+    def saved(self, host: RemoteHost) -> str | None:
+        """The copy kept before the harness's first change since the last `put_back`, if any."""
+        res = host.run(["cat", self.saved_path()])
+        return res.stdout if res.ok else None
+
     def write(self, host: RemoteHost, text: str) -> datetime:
-        """Replace the config and HUP the mom; returns the time just before the HUP (for log waits)."""
+        """Replace the config and HUP the mom; returns the time just before the HUP (for log waits).
+        The config as it was is kept first, unless a copy is kept already."""
+        path, saved = shlex.quote(self.path()), shlex.quote(self.saved_path())
+        host.check(f"[ -e {saved} ] || cp -p {path} {saved}")
+        return self._replace(host, text)
+
+    def put_back(self, host: RemoteHost, text: str) -> datetime | None:
+        """Make the config `text` again (HUP only if it changed) and drop the kept copy."""
+        changed = self.read(host) != text
+        stamp = self._replace(host, text) if changed else None
+        host.check(["rm", "-f", self.saved_path()])
+        return stamp
+
+    def _replace(self, host: RemoteHost, text: str) -> datetime:
         host.check(f"cat > {shlex.quote(self.path())}", stdin=text)
         return self.hup(host)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from pbs_harness.evidence.pick import Attributes
 from pbs_harness.pbs.base import PbsCommands
 from pbs_harness.transport import CommandResult
 from pbs_harness.waits import wait_until
@@ -26,7 +27,8 @@ class Nodes(PbsCommands):
         return self.json("pbsnodes", "-av", "-F", "json").get("nodes", {})
 
     def status(self, name: str) -> dict[str, Any]:
-        return self.all().get(name, {})
+        found = self.all().get(name)
+        return found if found is not None else Attributes(what=f"vnode {name} (pbsnodes lists no such vnode)")
 
     def offline(self, *names: str, comment: str | None = None) -> CommandResult:
         args = ["-o", *names] + (["-C", comment] if comment else [])

@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from pbs_harness.evidence.pick import Attributes
 from pbs_harness.pbs.base import PbsCommands
 from pbs_harness.transport import CommandError, CommandResult
 from pbs_harness.waits import wait_until
@@ -38,7 +39,8 @@ def parse_rstat(text: str) -> dict[str, dict[str, Any]]:
     current: dict[str, Any] | None = None
     for line in text.splitlines():
         if line.startswith("Resv ID: "):
-            current = out.setdefault(line.split(": ", 1)[1].strip(), {})
+            rid = line.split(": ", 1)[1].strip()
+            current = out.setdefault(rid, Attributes(what=f"reservation {rid} (pbs_rstat -F)"))
         elif current is not None and " = " in line:
             key, value = line.split(" = ", 1)
             current[key.strip()] = value.strip()
@@ -63,7 +65,8 @@ class Reservations(PbsCommands):
     def status(self, resv_id: str, *, user: str | None = None) -> dict[str, Any]:
         """pbs_rstat -F of one reservation, as `user` (default root: what a manager sees)."""
         res = self.run("pbs_rstat", "-F", resv_id, user=user)
-        return parse_rstat(res.stdout).get(resv_id, {}) if res.ok else {}
+        found = parse_rstat(res.stdout).get(resv_id) if res.ok else None
+        return found if found is not None else Attributes(what=f"reservation {resv_id} (pbs_rstat lists no such one)")
 
     def all(self) -> dict[str, dict[str, Any]]:
         res = self.run("pbs_rstat", "-F")

@@ -8,6 +8,7 @@ from datetime import datetime, timedelta
 
 import pytest
 
+from pbs_harness.evidence import pick
 from pbs_harness.evidence.logs import server_log
 from pbs_harness.pbs.nodes import states
 from pbs_harness.pbs.parsers import vnodes_of
@@ -31,7 +32,7 @@ def test_a_confirmed_reservation_on_a_maintenance_vnode_is_degraded_then_moved(k
             "-R", rsub_time(timedelta(hours=1)), "-D", "600", "-l", "select=1:ncpus=1", user=kit.user
         )
         resv = pbs.resv.wait_state(rid, "RESV_CONFIRMED", timeout=30)
-        (vnode,) = vnodes_of(resv["resv_nodes"])
+        vnode = pick.one(vnodes_of(resv["resv_nodes"]), f"one vnode in resv_nodes of {rid}")
         job = kit.running(select=f"1:ncpus=1:vnode={vnode}", resources={"walltime": "00:10:00"})
         since = datetime.now()
 
@@ -45,7 +46,7 @@ def test_a_confirmed_reservation_on_a_maintenance_vnode_is_degraded_then_moved(k
         # PBS looks for other nodes: the reservation is confirmed again, away from the vnode.
         moved = pbs.resv.wait_state(rid, "RESV_CONFIRMED", timeout=60)
         assert vnode not in vnodes_of(moved["resv_nodes"]), moved["resv_nodes"]
-        confirm = accounting(cluster).wait_for(rid, "Y", 1, since, timeout=10)[-1]
+        confirm = pick.last(accounting(cluster).wait_for(rid, "Y", 1, since, timeout=10), f"a 'Y' record of {rid}")
         assert confirm.get("nodes") == moved["resv_nodes"]
     finally:
         if rid:
@@ -59,7 +60,7 @@ def test_a_running_reservation_ends_while_its_job_is_admin_suspended(kit, pbs, c
         "-R", rsub_time(timedelta(seconds=10)), "-D", "20", "-l", "select=1:ncpus=1", user=kit.user
     )
     resv = pbs.resv.wait_state(rid, "RESV_CONFIRMED", timeout=30)
-    (vnode,) = vnodes_of(resv["resv_nodes"])
+    vnode = pick.one(vnodes_of(resv["resv_nodes"]), f"one vnode in resv_nodes of {rid}")
     job = kit.submit(queue=rid.split(".", 1)[0])
     pbs.jobs.wait(job, job_state="R", substate=RUNNING, timeout=60)
     assert pbs.resv.status(rid)["reserve_state"] == "RESV_RUNNING"

@@ -8,6 +8,7 @@ from datetime import datetime
 
 import pytest
 
+from pbs_harness.evidence import pick
 from pbs_harness.evidence.logs import sched_log
 from pbs_harness.pbs.parsers import vnodes_of
 from pbs_harness.waits import wait_until
@@ -72,7 +73,8 @@ def test_a_preempted_job_never_puts_its_node_into_maintenance_and_is_not_resumed
 ) -> None:
     (host,) = topology.plain_hosts(1)
     sched = pbs.server.qmgr("list sched default").stdout
-    prio = int(re.search(r"preempt_queue_prio = (\d+)", sched)[1]) if "preempt_queue_prio" in sched else 150
+    found = re.search(r"preempt_queue_prio = (\d+)", sched)
+    prio = int(pick.group(found, 1, "preempt_queue_prio = N", sched)) if "preempt_queue_prio" in sched else 150
     queue = "asexpress"
     pbs.server.qmgr(f"create queue {queue} queue_type=execution,priority={prio},enabled=True,started=True")
     try:

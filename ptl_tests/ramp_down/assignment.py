@@ -51,23 +51,26 @@ def assert_job_matches(job: dict, expected: Assignment) -> None:
     """exec_vnode, exec_host, Resource_List and schedselect all describe `expected`."""
     __tracebackhide__ = True
     got = Assignment.of(job["exec_vnode"])
-    assert got == expected, f"exec_vnode {job['exec_vnode']}"
-    assert [e.host for e in parse_exec_host(job["exec_host"])] == expected.hosts()
+    assert got == expected, f"exec_vnode {job['exec_vnode']}: expected {expected}"
+    hosts = [e.host for e in parse_exec_host(job["exec_host"])]
+    assert hosts == expected.hosts(), f"exec_host {job['exec_host']}: expected the hosts {expected.hosts()}"
     rl = job["Resource_List"]
-    assert int(rl["ncpus"]) == sum(c for c, _ in expected.per_chunk())
+    ncpus = sum(c for c, _ in expected.per_chunk())
+    assert int(rl["ncpus"]) == ncpus, f"Resource_List.ncpus {rl['ncpus']}: expected {ncpus}"
     mem_kb = sum(m for _, m in expected.per_chunk())
     if mem_kb:
-        assert size_kb(rl["mem"]) == mem_kb
+        assert size_kb(rl["mem"]) == mem_kb, f"Resource_List.mem {rl['mem']}: expected {mem_kb}kb"
     else:  # no kept chunk asks for memory: OpenPBS drops Resource_List.mem altogether
-        assert "mem" not in rl, rl
-    assert int(rl["nodect"]) == len(expected.chunks)
-    assert chunk_totals(job["schedselect"]) == expected.per_chunk()
-    assert chunk_totals(rl["select"]) == expected.per_chunk()
+        assert "mem" not in rl, f"Resource_List.mem {rl.get('mem')}: expected none (no kept chunk asks for memory)"
+    nodect = len(expected.chunks)
+    assert int(rl["nodect"]) == nodect, f"Resource_List.nodect {rl['nodect']}: expected {nodect}"
+    per_chunk = expected.per_chunk()
+    assert chunk_totals(job["schedselect"]) == per_chunk, f"schedselect {job['schedselect']}: expected {per_chunk}"
+    assert chunk_totals(rl["select"]) == per_chunk, f"Resource_List.select {rl['select']}: expected {per_chunk}"
 
 
 def unchanged(pbs, job_id: str, before: dict) -> None:
     __tracebackhide__ = True
     now = pbs.jobs.status(job_id)
-    for key in ("exec_vnode", "exec_host", "schedselect"):
-        assert now[key] == before[key], key
-    assert now["Resource_List"] == before["Resource_List"]
+    for key in ("exec_vnode", "exec_host", "schedselect", "Resource_List"):
+        assert now[key] == before[key], f"{key} of {job_id} changed: before {before[key]}, now {now[key]}"

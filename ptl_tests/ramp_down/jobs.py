@@ -94,11 +94,14 @@ class MpiJob:
         hosts = [c[0].host for c in chunks]
         want = [mpi_request(extra_select(self.roles))[h] for h in hosts]
         for name, value in (("schedselect", job["schedselect"]), ("select", job["Resource_List"]["select"])):
-            got = [(int(c.resources["mpiprocs"]), int(c.resources["ompthreads"])) for c in parse_select(value)]
-            assert got == want, f"{name} {value}"
-        assert int(job["Resource_List"]["mpiprocs"]) == sum(m for m, _ in want)
-        assert "ompthreads" not in job["Resource_List"], job["Resource_List"]
-        assert not [s for c in chunks for s in c if {"mpiprocs", "ompthreads"} & set(s.resources)], job["exec_vnode"]
+            got = [(c.resources.get("mpiprocs"), c.resources.get("ompthreads")) for c in parse_select(value)]
+            assert got == [(str(m), str(o)) for m, o in want], f"{name} {value}: expected (mpiprocs, ompthreads) {want}"
+        mpiprocs = sum(m for m, _ in want)
+        rl = job["Resource_List"]
+        assert int(rl["mpiprocs"]) == mpiprocs, f"Resource_List.mpiprocs {rl['mpiprocs']}: expected {mpiprocs}"
+        assert "ompthreads" not in rl, f"Resource_List.ompthreads {rl.get('ompthreads')}: expected none"
+        carried = [s for c in chunks for s in c if {"mpiprocs", "ompthreads"} & set(s.resources)]
+        assert not carried, f"exec_vnode {job['exec_vnode']}: expected no mpiprocs/ompthreads, found them on {carried}"
         lines = [h for h, (m, _) in zip(hosts, want, strict=True) for _ in range(m)]
         wait_until(
             lambda: nodefile(self.cluster, self.roles.primary, job_id),
@@ -115,7 +118,8 @@ class MpiJob:
             timeout=60,
             describe=f"the {phase} tasks recorded in {self.report.path}",
         )
-        assert Counter(self.report.records(recorded, phase)) == tasks, recorded
+        got = Counter(self.report.records(recorded, phase))
+        assert got == tasks, f"the {phase} tasks (host, OMP_NUM_THREADS): expected {tasks}, found {recorded}"
 
 
 def start_standard_job(pbs, cluster, roles, request, extra: bool):

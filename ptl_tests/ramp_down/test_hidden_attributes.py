@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from pbs_harness.evidence import pick
 from pbs_harness.pbs.parsers import vnodes_of
 from ptl_tests.ramp_down.assignment import Assignment
 from ptl_tests.ramp_down.evidence import accounting
@@ -28,7 +29,8 @@ def test_show_hidden_attribs_exposes_the_phases(pbs, cluster, roles, running_job
     """After a partial release (one super-chunk vnode, still held) and a whole-host release, the
     hidden attributes show the original and the previous phase; only a manager may set the switch."""
     job_id, before, since = running_job
-    superchunk = next(c for c in Assignment.of(before["exec_vnode"]).chunks if c[0].host == roles.multi)
+    chunks = Assignment.of(before["exec_vnode"]).chunks
+    superchunk = pick.one([c for c in chunks if c[0].host == roles.multi], f"one chunk on {roles.multi}", str)
     held = superchunk[0].vnode
     assert pbs.jobs.release_nodes(job_id, [held], user=roles.owner).ok
     middle = pbs.jobs.status(job_id)
@@ -63,5 +65,5 @@ def test_show_hidden_attribs_exposes_the_phases(pbs, cluster, roles, running_job
     )
     # deallocated: released vnodes the job still holds (the partially released host's vnode)
     assert set(vnodes_of(job["exec_vnode_deallocated"])) == {held}, job["exec_vnode_deallocated"]
-    records = accounting(pbs).wait_for(job_id, "uc", 4, since, timeout=30)
-    assert records[2].fields["exec_vnode"] == job["exec_vnode_acct"]
+    _, _, second_u, _ = accounting(pbs).expect(job_id, "ucuc", since, timeout=30)
+    assert second_u.fields["exec_vnode"] == job["exec_vnode_acct"]

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import pytest
 
+from pbs_harness.evidence import pick
 from pbs_harness.evidence.logs import mom_log
 from pbs_harness.pbs.parsers import parse_exec_host, parse_select
 from ptl_tests.ramp_down.assignment import Assignment, assert_job_matches, unchanged
@@ -99,7 +100,10 @@ def test_keep_select_with_custom_resources(pbs, cluster, roles, custom_resources
     kept_hosts = [hosts[i] for i in case.kept]
     if any(r.type == "boolean" for r in case.resources):
         # The scheduler checks booleans (unset means False): the kept host must offer True.
-        kept_host, name = hosts[0], next(r.name for r in case.resources if r.type == "boolean")
+        kept_host, name = (
+            hosts[0],
+            pick.first([r.name for r in case.resources if r.type == "boolean"], "a boolean resource"),
+        )
         assert pbs.server.set({f"resources_available.{name}": True}, obj="node", name=kept_host).ok
         request.addfinalizer(lambda: pbs.server.unset(f"resources_available.{name}", obj="node", name=kept_host))
     job_id, before, since = start_job(pbs, cluster, roles, select=keep_layout_select(roles, case.resources))
@@ -117,7 +121,7 @@ def test_keep_select_with_custom_resources(pbs, cluster, roles, custom_resources
     kept_request = "+".join(str(requested[h]) for h in (roles.primary, *kept_hosts))
     assert custom_values(job["Resource_List"]["select"]) == custom_values(kept_request)
     pbs.nodes.wait_state(sorted(released), "free", timeout=30)
-    _, c = accounting(pbs).wait_for(job_id, "uc", 2, since, timeout=30)
+    _, c = accounting(pbs).expect(job_id, "uc", since, timeout=30)
     assert Assignment.of(c.fields["exec_vnode"]) == expected
 
 
@@ -216,7 +220,7 @@ def test_keep_select_takes_part_of_a_superchunk(pbs, cluster, roles, conformance
     pbs.nodes.wait_state([roles.plain], "free", timeout=30)
     mom_log(cluster, roles.multi).absent(f"Job;{job_id};DELETE_JOB2", since)
     assert task_pids(cluster, roles.owner, roles.multi)
-    u, c = accounting(pbs).wait_for(job_id, "uc", 2, since, timeout=30)
+    u, c = accounting(pbs).expect(job_id, "uc", since, timeout=30)
     assert u.fields["exec_vnode"] == before["exec_vnode"]
     assert Assignment.of(c.fields["exec_vnode"]) == expected
 
@@ -262,7 +266,7 @@ def test_keep_node_count_with_mixed_custom_resources(pbs, cluster, roles, custom
     assert custom_values(job["Resource_List"]["select"]) == custom_values(kept_request)
     assert custom_values(job["schedselect"]) == custom_values(kept_request)
     pbs.nodes.wait_state(sorted(released), "free", timeout=30)
-    _, c = accounting(pbs).wait_for(job_id, "uc", 2, since, timeout=30)
+    _, c = accounting(pbs).expect(job_id, "uc", since, timeout=30)
     assert Assignment.of(c.fields["exec_vnode"]) == expected
 
 

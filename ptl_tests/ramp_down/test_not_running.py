@@ -100,5 +100,5 @@ def test_array_parent_refused_subjob_released(pbs, cluster, roles) -> None:
     assert res.ok, res.stderr
     expected = Assignment.of(before["exec_vnode"]).without({roles.plain})
     assert_job_matches(pbs.jobs.status(first), expected)
-    _, c = accounting(pbs).wait_for(first, "uc", 2, since, timeout=30)
+    _, c = accounting(pbs).expect(first, "uc", since, timeout=30)
     assert Assignment.of(c.fields["exec_vnode"]) == expected

@@ -9,6 +9,7 @@ from collections import Counter
 
 import pytest
 
+from pbs_harness.evidence import pick
 from pbs_harness.evidence.logs import mom_log, server_log
 from pbs_harness.waits import wait_until
 from ptl_tests.ramp_down.assignment import Assignment, assert_job_matches, unchanged
@@ -43,7 +44,7 @@ def test_release_whole_sister_host(pbs, cluster, roles, running_job) -> None:
     released_vnode_logs(cluster, roles, job_id, Assignment.of(before["exec_vnode"]).only({roles.plain}), since)
     mom_log(cluster, roles.multi).absent(f"Job;{job_id};DELETE_JOB2 received", since)
     # 'u' closes the phase with the old assignment and its usage; 'c' opens the next one.
-    u, c = accounting(pbs).wait_for(job_id, "uc", 2, since, timeout=30)
+    u, c = accounting(pbs).expect(job_id, "uc", since, timeout=30)
     assert (u.type, c.type) == ("u", "c")
     assert u.fields["exec_vnode"] == before["exec_vnode"]
     assert "walltime" in u.resources_used
@@ -62,7 +63,7 @@ def test_release_part_of_a_superchunk_keeps_the_host(
 ) -> None:
     job_id, before, since, mpi = start_standard_job(pbs, cluster, roles, request, extra)
     assigned = Assignment.of(before["exec_vnode"])
-    superchunk = next(chunk for chunk in assigned.chunks if chunk[0].host == roles.multi)
+    superchunk = pick.one([c for c in assigned.chunks if c[0].host == roles.multi], f"one chunk on {roles.multi}", str)
     assert len(superchunk) == 3, f"expected a 3-vnode super-chunk on {roles.multi}: {before['exec_vnode']}"
     vnode = superchunk[{"left": 0, "middle": 1, "right": 2}[position]].vnode
 
@@ -79,7 +80,7 @@ def test_release_part_of_a_superchunk_keeps_the_host(
     # no final usage from the host and no deallocation yet: the job still holds the vnode
     mom_log(cluster, roles.primary).absent(rf"Job;{re.escape(job_id)};{roles.multi} cput=", since)
     server_log(cluster).absent(f"clearing job {re.escape(job_id)} from node", since)
-    u, c = accounting(pbs).wait_for(job_id, "uc", 2, since, timeout=30)
+    u, c = accounting(pbs).expect(job_id, "uc", since, timeout=30)
     assert u.fields["exec_vnode"] == before["exec_vnode"]
     assert Assignment.of(c.fields["exec_vnode"]) == assigned.without({vnode})
     if mpi:  # the cut super-chunk keeps mpiprocs=3: its host stays three times in $PBS_NODEFILE
@@ -119,7 +120,7 @@ def test_release_all_sisters(pbs, cluster, roles, running_job, who: str) -> None
     expected = Assignment(tuple(c for c in Assignment.of(before["exec_vnode"]).chunks if c[0].host == roles.primary))
     assert_job_matches(pbs.jobs.status(job_id), expected)
     pbs.nodes.wait_state([roles.plain, roles.multi], "free", timeout=30)
-    accounting(pbs).wait_for(job_id, "uc", 2, since, timeout=30)
+    accounting(pbs).expect(job_id, "uc", since, timeout=30)
 
 
 @pytest.mark.spec("RD-1", "RD-3", "RD-4", "RD-6")
@@ -130,7 +131,7 @@ def test_release_all_sisters(pbs, cluster, roles, running_job, who: str) -> None
 def test_release_vnodes_of_several_hosts_in_one_call(pbs, cluster, roles, request, *, which: str, extra: bool) -> None:
     job_id, before, since, mpi = start_standard_job(pbs, cluster, roles, request, extra)
     assigned = Assignment.of(before["exec_vnode"])
-    superchunk = next(c for c in assigned.chunks if c[0].host == roles.multi)
+    superchunk = pick.one([c for c in assigned.chunks if c[0].host == roles.multi], f"one chunk on {roles.multi}", str)
     multi = [s.vnode for s in superchunk]
     vnodes = [*multi[1:], roles.plain] if which.startswith("part") else [*multi, roles.plain]
 
@@ -145,7 +146,7 @@ def test_release_vnodes_of_several_hosts_in_one_call(pbs, cluster, roles, reques
     if roles.multi not in freed_hosts:
         mom_log(cluster, roles.multi).absent(f"Job;{job_id};DELETE_JOB2", since)
         assert {pbs.nodes.status(v)["state"] for v in vnodes if v != roles.plain} == {"job-busy"}
-    _u, c = accounting(pbs).wait_for(job_id, "uc", 2, since, timeout=30)
+    _u, c = accounting(pbs).expect(job_id, "uc", since, timeout=30)
     assert Assignment.of(c.fields["exec_vnode"]) == assigned.without(set(vnodes))
     if mpi:
         mpi.check(job_id, "after")
@@ -209,5 +210,5 @@ def test_release_a_shared_host_from_one_job_only(pbs, cluster, roles) -> None:
     unchanged(pbs, second, second_before)
     plain_log.absent(f"Job;{re.escape(second)};DELETE_JOB2", since)
     ms_log.absent(rf"Job;{re.escape(second)};{roles.plain} cput=", since)
-    accounting(pbs).wait_for(first, "uc", 2, since, timeout=30)
+    accounting(pbs).expect(first, "uc", since, timeout=30)
     assert accounting(pbs).of(second, "uc", since) == []

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import pytest
 
+from pbs_harness.evidence import pick
 from pbs_harness.evidence.logs import mom_log
 from ptl_tests.hook_files import create_hook
 from ptl_tests.ramp_down.assignment import Assignment, assert_job_matches
@@ -98,7 +99,7 @@ def test_release_nodes_on_stageout(pbs, cluster, roles, blocked_stageout, way: S
     if way.releases:
         assert_job_matches(staging, ms_only)
         pbs.nodes.wait_state(sister_vnodes, "free", timeout=30)
-        u, c = records.wait_for(job_id, "uc", 2, since, timeout=30)
+        u, c = records.expect(job_id, "uc", since, timeout=30)
         assert u.fields["exec_vnode"] == before["exec_vnode"]
         assert Assignment.of(c.fields["exec_vnode"]) == ms_only
         released_vnode_logs(cluster, roles, job_id, sisters, since)
@@ -111,7 +112,7 @@ def test_release_nodes_on_stageout(pbs, cluster, roles, blocked_stageout, way: S
 
     assert blocked_stageout.drain() == blocked_stageout.payload
     pbs.jobs.wait(job_id, job_state="F", timeout=60)
-    end = records.wait_for(job_id, "E", 1, since, timeout=30)[0]
+    (end,) = records.expect(job_id, "E", since, timeout=30)
     assert end.resource_list["select"] == before["Resource_List"]["select"]
     last_phase = records.of(job_id, "e", since)
     if way.releases:
@@ -126,8 +127,9 @@ def test_release_nodes_on_stageout(pbs, cluster, roles, blocked_stageout, way: S
 def test_release_nodes_on_stageout_rejects_bad_values(pbs, roles, value: str) -> None:
     res = pbs.jobs.run("qsub", "-W", f"{RELNODES_ATTR}={value}", "--", "/bin/true", user=roles.owner)
     assert not res.ok
-    assert res.stderr.splitlines()[0] == "qsub: illegal -W value", res.stderr
-    assert res.stderr.splitlines()[1].startswith("usage: qsub"), res.stderr
+    lines = res.stderr.splitlines()
+    assert lines[:1] == ["qsub: illegal -W value"], res.stderr
+    assert [line[:11] for line in lines[1:2]] == ["usage: qsub"], res.stderr
 
 
 @pytest.mark.spec("RD-2", "RD-3", "RD-4", "RD-5")
@@ -154,6 +156,6 @@ def test_release_by_command_then_the_rest_at_stageout(pbs, cluster, roles, block
         assigned.without({roles.plain}),
         ms_only,
     ]
-    (last,) = accounting(pbs).of(job_id, "e", since)
+    last = pick.one(accounting(pbs).of(job_id, "e", since), f"one 'e' record of {job_id}")
     assert Assignment.of(last.fields["exec_vnode"]) == ms_only
     assert records[-1].resource_list["select"] == before["Resource_List"]["select"]

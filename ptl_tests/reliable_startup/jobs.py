@@ -3,6 +3,7 @@ and pbs_tmrsh from inside the job) with its check."""
 
 from __future__ import annotations
 
+from pbs_harness.evidence import pick
 from ptl_tests import jobscripts
 from ptl_tests.reliable_startup_helpers import SLEEP, StartupKit
 
@@ -20,15 +21,22 @@ def assert_reach(report: str, job_id: str, kept: list[str], names: dict[str, str
     i-th kept host (modulo their number); pbs_tmrsh reaches the kept hosts and refuses the others
     (`names` has every host of the report, in its order)."""
     __tracebackhide__ = True
-    assert jobscripts.section(report, "nodefile") == [names[h] for h in kept]
+    nodefile = jobscripts.section(report, "nodefile")
+    want = [names[h] for h in kept]
+    assert nodefile == want, f"$PBS_NODEFILE of {job_id}: expected the kept hosts {want}, found {nodefile}"
     tasks = jobscripts.section(report, "tasks")
     # pbsdsh takes the index modulo the job's node count: index 3 lands on node 0 of 3 nodes.
     pbsdsh = [t for t in tasks if t.startswith("pbsdsh-")]
-    assert pbsdsh == [f"pbsdsh-{i} {names[kept[i % len(kept)]]}" for i in range(len(pbsdsh))], tasks
-    assert [t for t in tasks if t.startswith("tmrsh-")] == [f"tmrsh-{h} {names[h]}" for h in names if h in kept]
-    tmrsh = dict(line.split(" ", 1) for line in jobscripts.section(report, "tmrsh"))
+    want = [f"pbsdsh-{i} {names[kept[i % len(kept)]]}" for i in range(len(pbsdsh))]
+    assert pbsdsh == want, f"pbsdsh tasks of {job_id}: expected {want}, found {tasks}"
+    want = [f"tmrsh-{h} {names[h]}" for h in names if h in kept]
+    got = [t for t in tasks if t.startswith("tmrsh-")]
+    assert got == want, f"pbs_tmrsh tasks of {job_id}: expected {want} (the kept hosts only), found {tasks}"
+    tmrsh = dict(line.split(" ", 1) if " " in line else (line, "") for line in jobscripts.section(report, "tmrsh"))
     for host in names:
+        said = pick.field(tmrsh, host, f"the job's '== tmrsh' section (pbs_tmrsh {host})")
         if host in kept:
-            assert tmrsh[host] == "rc=0", tmrsh
+            assert said == "rc=0", f"pbs_tmrsh {host} (kept) in {job_id}: expected rc=0, found {said!r}"
         else:
-            assert f'host "{host}" is not a node in job <{job_id}>' in tmrsh[host], tmrsh
+            refusal = f'host "{host}" is not a node in job <{job_id}>'
+            assert refusal in said, f"pbs_tmrsh {host} (released): expected '{refusal}', found {said!r}"

@@ -18,11 +18,11 @@ from ptl_tests.resv_reconfirm_helpers import (
     SUB_CONFIRMED,
     SUB_RUNNING,
     check_y,
+    confirmations,
     retry_epoch,
     retry_line,
     submit_resv,
     wait_resv,
-    y_records,
 )
 
 pytestmark = [pytest.mark.acceptance, pytest.mark.resv_reconfirm, pytest.mark.requires_feature("reserve_retry_time")]
@@ -47,7 +47,7 @@ def test_a_confirmed_reservation_degraded_by_a_node_failure_is_reconfirmed_on_ot
     done = wait_resv(rv.pbs, resv, CONFIRMED, SUB_CONFIRMED, timeout=first - time.time() + 30)
     assert time.time() >= first - 1  # not before the announced attempt
     assert vnodes_of(done["resv_nodes"]) == [kept, spare]
-    confirm, reconfirm = y_records(rv.cluster, resv.id, resv.submitted)
+    confirm, reconfirm = confirmations(rv.cluster, resv)
     check_y(confirm, rv.topology.server.name, resv, original)
     check_y(reconfirm, rv.topology.server.name, resv, done["resv_nodes"])
 
@@ -68,6 +68,6 @@ def test_a_reservation_degraded_shortly_before_its_start_is_retried_at_its_start
     retry_line(rv.cluster, resv.id, resv.start, since, first=True)
     done = wait_resv(rv.pbs, resv, RUNNING, SUB_RUNNING, timeout=resv.start - time.time() + 30)
     assert vnodes_of(done["resv_nodes"]) == [kept, spare]
-    _, reconfirm = y_records(rv.cluster, resv.id, resv.submitted)
+    _, reconfirm = confirmations(rv.cluster, resv)
     check_y(reconfirm, rv.topology.server.name, resv, done["resv_nodes"])
     assert reconfirm.time.timestamp() < resv.start + 30  # at the start, not 600 s after the fault

@@ -11,6 +11,7 @@ from dataclasses import replace
 
 import pytest
 
+from pbs_harness.evidence import pick
 from pbs_harness.evidence.logs import sched_log, server_log
 from pbs_harness.pbs.parsers import vnodes_of
 from pbs_harness.pbs.resv import rstat_epoch, rsub_time
@@ -31,6 +32,7 @@ from ptl_tests.resv_reconfirm_helpers import (
     Timeline,
     accounting,
     check_y,
+    confirmations,
     retry_epoch,
     retry_line,
     submit_resv,
@@ -154,7 +156,7 @@ def test_a_confirmed_reservation_in_conflict_with_a_maintenance_reservation_is_r
     corrupted = not seen.get("resv_nodes", "").startswith("(")
     done, missed = reconfirmed_in_conflict(rv, resv, seen)
     assert sorted(vnodes_of(done["resv_nodes"])) == sorted([kept, spare])
-    _, reconfirm = y_records(rv.cluster, resv.id, resv.submitted)
+    _, reconfirm = confirmations(rv.cluster, resv)
     check_y(reconfirm, rv.topology.server.name, resv, done["resv_nodes"])
     if corrupted:
         raise CorruptedResvNodes(f"resv_nodes = {seen.get('resv_nodes')!r} after the conflict with {victim}")
@@ -174,7 +176,7 @@ def test_a_confirmed_one_node_reservation_in_conflict_is_reconfirmed_on_another_
     assert "resv_nodes" not in seen, seen.get("resv_nodes")
     done, missed = reconfirmed_in_conflict(rv, resv, seen)
     assert vnodes_of(done["resv_nodes"]) == [spare], (victim, done["resv_nodes"])
-    _, reconfirm = y_records(rv.cluster, resv.id, resv.submitted)
+    _, reconfirm = confirmations(rv.cluster, resv)
     check_y(reconfirm, rv.topology.server.name, resv, done["resv_nodes"])
     if missed:
         raise NoAttemptAtRetryTime(missed)
@@ -247,7 +249,7 @@ def test_a_standing_reservation_in_conflict_is_reconfirmed_between_occurrences(r
             == (RUNNING, SUB_IN_CONFLICT, "1")
         ),
     )
-    (confirmed,) = y_records(rv.cluster, resv.id, resv.submitted)
+    confirmed = pick.one(y_records(rv.cluster, resv.id, resv.submitted), f"one 'Y' record of {resv.id}")
 
     timeline = Timeline(rv.pbs, resv)
     between = timeline.wait(

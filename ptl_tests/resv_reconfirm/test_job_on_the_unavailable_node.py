@@ -19,13 +19,13 @@ from ptl_tests.resv_reconfirm_helpers import (
     SUB_DEGRADED,
     SUB_RUNNING,
     check_y,
+    confirmations,
     job_in,
     retry_epoch,
     retry_line,
     submit_resv,
     wait_resv,
     wait_running,
-    y_records,
 )
 
 pytestmark = [pytest.mark.acceptance, pytest.mark.resv_reconfirm, pytest.mark.requires_feature("reserve_retry_time")]
@@ -95,5 +95,5 @@ def test_no_reconfirmation_while_a_job_of_the_reservation_runs_on_the_unavailabl
 
     done = wait_resv(rv.pbs, resv, RUNNING, SUB_RUNNING, timeout=nxt - time.time() + retry + 30)
     assert sorted(vnodes_of(done["resv_nodes"])) == sorted([kept, spare])
-    _, reconfirm = y_records(rv.cluster, resv.id, resv.submitted)
+    _, reconfirm = confirmations(rv.cluster, resv)
     check_y(reconfirm, rv.topology.server.name, resv, done["resv_nodes"])

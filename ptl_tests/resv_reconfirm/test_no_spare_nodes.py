@@ -17,6 +17,7 @@ from ptl_tests.resv_reconfirm_helpers import (
     LONG,
     SUB_CONFIRMED,
     check_y,
+    confirmations,
     retry_epoch,
     retry_line,
     submit_resv,
@@ -55,7 +56,7 @@ def test_without_spare_nodes_the_reservation_stays_degraded_is_retried_and_recov
         assert pbs.server.qmgr(f"set node {spare} state-=offline").ok
         done = wait_resv(pbs, resv, CONFIRMED, SUB_CONFIRMED, timeout=nxt - time.time() + retry + 30)
         assert vnodes_of(done["resv_nodes"]) == [kept, spare]
-        _, reconfirm = y_records(rv.cluster, resv.id, resv.submitted)
+        _, reconfirm = confirmations(rv.cluster, resv)
         check_y(reconfirm, rv.topology.server.name, resv, done["resv_nodes"])
     else:
         rv.nemesis.heal(fault)  # the mom comes back: the node is available again

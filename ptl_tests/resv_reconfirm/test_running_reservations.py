@@ -21,13 +21,13 @@ from ptl_tests.resv_reconfirm_helpers import (
     SUB_RUNNING,
     check_y,
     chunk_vnodes,
+    confirmations,
     job_in,
     retry_epoch,
     retry_line,
     submit_resv,
     wait_resv,
     wait_running,
-    y_records,
 )
 
 pytestmark = [pytest.mark.acceptance, pytest.mark.resv_reconfirm, pytest.mark.requires_feature("reserve_retry_time")]
@@ -60,7 +60,7 @@ def test_a_running_reservation_replaces_only_the_unavailable_node_and_its_job_ke
     job = rv.pbs.jobs.status(job_id)
     assert (job["job_state"], job["substate"], job["exec_vnode"]) == ("R", 42, exec_vnode)
     assert assigned_ncpus(rv.pbs, spare) == 2  # the running reservation holds its new node
-    _, reconfirm = y_records(rv.cluster, resv.id, resv.submitted)
+    _, reconfirm = confirmations(rv.cluster, resv)
     check_y(reconfirm, rv.topology.server.name, resv, done["resv_nodes"])
 
 
@@ -109,7 +109,7 @@ def test_a_running_super_chunk_reservation_keeps_its_first_chunk(rv, retry) -> N
     assert middle not in after[1]
     assert set(after[1]) < set(vnodes)
     assert rv.pbs.jobs.status(job_id)["exec_vnode"] == exec_vnode
-    _, reconfirm = y_records(rv.cluster, resv.id, resv.submitted)
+    _, reconfirm = confirmations(rv.cluster, resv)
     check_y(reconfirm, rv.topology.server.name, resv, done["resv_nodes"])
 
 
@@ -135,5 +135,5 @@ def test_a_standing_reservation_is_reconfirmed_on_other_nodes(rv, retry, phase) 
     done = wait_resv(rv.pbs, resv, state, sub, timeout=first - time.time() + 30)
     assert sorted(vnodes_of(done["resv_nodes"])) == sorted([kept, spare])
     assert done["reserve_index"] == "1"
-    _, reconfirm = y_records(rv.cluster, resv.id, resv.submitted)
+    _, reconfirm = confirmations(rv.cluster, resv)
     check_y(reconfirm, rv.topology.server.name, resv, done["resv_nodes"], count=3)

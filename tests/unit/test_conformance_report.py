@@ -296,3 +296,23 @@ def test_each_version_has_its_own_status_and_counts_side_by_side(guarded: Path, 
     assert "(1 passed, 1 xfailed)" in row
     sides = json.loads(json_path.read_text())["side_by_side"]
     assert [s["known_bugs"] for s in sides] == [{}, {"RD-3": 1}]
+
+
+def test_the_reports_list_the_runs_baseline_repairs(tmp_path: Path) -> None:
+    """Repairs reach the header from each test's entry in results.json (pbs_harness.conformance.recorder)."""
+    repair = "at session start: vnode sh03 offline (declared: online): offline cleared"
+    results = {
+        "tests": [
+            {"nodeid": "ptl_tests/x.py::test_a", "outcome": "passed", "cluster": "sh", "baseline_repairs": [repair]},
+            {"nodeid": "ptl_tests/x.py::test_b", "outcome": "passed", "baseline_repairs": []},
+        ]
+    }
+    html_path, md_path, json_path = report.write_all(catalogue.load(), results, ROOT / "ptl_tests", tmp_path)
+    md = md_path.read_text()
+    assert "- **Baseline repairs** (1): what the harness repaired" in md
+    assert f"  - {repair} (with test_a on sh)" in md
+    assert f"{repair} (with test_a on sh)" in html_path.read_text()
+    header = json.loads(json_path.read_text())["header"]
+    assert header["baseline_repairs"] == [{"test": "test_a", "cluster": "sh", "repair": repair}]
+    clean = report.write_all(catalogue.load(), {"tests": []}, ROOT / "ptl_tests", tmp_path / "clean")
+    assert "- Baseline repairs: none" in clean[1].read_text()

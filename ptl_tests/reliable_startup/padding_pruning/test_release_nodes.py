@@ -17,7 +17,6 @@ from ptl_tests.reliable_startup_helpers import (
     PADDED_SELECT,
     PRUNED_TO,
     REJECTED_BY,
-    RUNNING,
     assert_assignment,
     chunks_of,
     expected_prune,
@@ -43,12 +42,12 @@ def test_prune_without_failures(kit, short_alarms, keep) -> None:
     pbs = kit.pbs
     install_hooks(pbs, kit.cluster, {"pad": pad_hook(), "launch": prune_hook(keep=keep)})
     job_id = kit.submit()
-    job = pbs.jobs.wait(job_id, job_state="R", substate=RUNNING, timeout=START_TIMEOUT)
-    recs = kit.start_records(job_id)
-    initial = recs["S"].fields["exec_vnode"]
+    job = kit.started(job_id, timeout=START_TIMEOUT)
+    initial = kit.start_records(job_id, "S")["S"].fields["exec_vnode"]
     want = keep or ORIGINAL_SELECT
     assert select_chunks(job["Resource_List"]["site"]) == select_chunks(ORIGINAL_SELECT)
-    assert_assignment(job, expected_prune(initial, want), want)
+    assert_assignment(job, expected_prune(initial, want), want)  # before the 's' record it leads to
+    recs = kit.start_records(job_id)
     assert kit.pruning(job_id) == (initial, job["exec_vnode"])
     assert recs["s"].fields["exec_vnode"] == job["exec_vnode"]
     assert select_chunks(recs["s"].resource_list["select"]) == select_chunks(want)
@@ -95,7 +94,7 @@ def test_release_nodes_outside_prologue_and_launch_returns_none(kit, short_alarm
     begin = prune_hook("execjob_begin", keep=ORIGINAL_SELECT, on_failure=None, log_lists=False)
     install_hooks(pbs, kit.cluster, {"pad": pad_hook(), "begin": begin})
     job_id = kit.submit()
-    job = pbs.jobs.wait(job_id, job_state="R", substate=RUNNING, timeout=START_TIMEOUT)
+    job = kit.started(job_id, timeout=START_TIMEOUT)
     kit.mom.expect(f"begin: release_nodes\\(keep_select={re.escape(ORIGINAL_SELECT)}\\) returned None", kit.since, 20)
     assert select_chunks(job["schedselect"]) == select_chunks(PADDED_SELECT)
     assert len(chunks_of(job["exec_vnode"])) == 5

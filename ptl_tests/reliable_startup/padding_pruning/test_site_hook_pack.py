@@ -14,7 +14,6 @@ from ptl_tests.reliable_startup_helpers import (
     NEED,
     ORIGINAL_SELECT,
     PADDED_SELECT,
-    RUNNING,
     assert_assignment,
     expected_prune,
     hosts_of,
@@ -37,7 +36,7 @@ def test_site_hook_pack_prunes_a_silent_sister(kit, nemesis, short_alarms, site_
     wait_mom_hooks(pbs, kit.cluster)
     nemesis.stop_mom(silent)
     job_id = kit.submit()
-    job = pbs.jobs.wait(job_id, job_state="R", substate=RUNNING, timeout=START_TIMEOUT)
+    job = kit.started(job_id, timeout=START_TIMEOUT)
     assert job["tolerate_node_failures"] == "job_start"
     assert select_chunks(job["Resource_List"]["site"]) == select_chunks(ORIGINAL_SELECT)
     recs = kit.start_records(job_id)

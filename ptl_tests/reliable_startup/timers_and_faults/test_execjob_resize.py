@@ -15,7 +15,6 @@ from ptl_tests.reliable_startup_helpers import (
     LAUNCH_DELAY,
     REJECTED_BY,
     RESIZE_SET_REFUSED,
-    RUNNING,
     UPDATED_NODES,
     hosts_of,
     met_lost_obit,
@@ -80,7 +79,7 @@ def test_execjob_resize_runs_on_kept_sisters_after_pruning(pbs, cluster, kit) ->
     set_mom_options(pbs, cluster, kit.primary, {JOIN_ALARM: 20, LAUNCH_DELAY: 20})
     install(pbs, cluster, {"fb_pad": pad_hook(), "fb_launch": prune_hook(), "fb_resize": resize})
     job_id = kit.submit()
-    job = pbs.jobs.wait(job_id, job_state="R", substate=RUNNING, timeout=60)
+    job = kit.started(job_id, timeout=60)
     initial, _ = kit.pruning(job_id)
     kept = hosts_of(job["exec_vnode"])[1:]
     released = sorted(set(hosts_of(initial)) - set(hosts_of(job["exec_vnode"])))

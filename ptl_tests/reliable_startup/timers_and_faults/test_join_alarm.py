@@ -14,7 +14,6 @@ from ptl_tests.reliable_startup.sister_waits import JOIN_EARLY, JOIN_SLACK, inst
 from ptl_tests.reliable_startup_helpers import (
     BADSTATE,
     JOIN_ALARM,
-    JOIN_ALARM_EXCEEDED,
     LAUNCH_DELAY,
     RUNNING,
     assert_assignment,
@@ -59,7 +58,8 @@ def test_join_alarm_bounds_the_wait_for_a_silent_sister(pbs, cluster, nemesis, k
     assert refused.stderr.strip() == f"pbs_release_nodes: {BADSTATE}", refused.stderr
 
     start = marker(kit, "fb", "begin")
-    exceeded = kit.mom.expect(f"Job;{job_id};{JOIN_ALARM_EXCEEDED.format(secs=alarm)}", kit.since, timeout=alarm + 30)
+    exceeded, used = kit.join_alarm_exceeded(job_id, kit.since, timeout=alarm + 30)
+    assert used == alarm, f"the primary's join alarm: expected {alarm}s, it used {used}s: {exceeded.raw}"
     waited = seconds_between(start.time, exceeded.time)
     assert alarm - JOIN_EARLY <= waited <= alarm + JOIN_SLACK, f"join wait {waited}s for an alarm of {alarm}s"
     assert exceeded.event == PBSEVENT_ADMIN, exceeded.raw
@@ -82,7 +82,7 @@ def test_join_alarm_bounds_the_wait_for_a_silent_sister(pbs, cluster, nemesis, k
         evidence=f"{exceeded.raw} / {launch.raw} ($job_launch_delay 20)",
     )
 
-    job = pbs.jobs.wait(job_id, job_state="R", substate=RUNNING, timeout=60)
+    job = kit.started(job_id, timeout=60)
     # The silent sister is pruned away (release_nodes keeps only sisters that joined) ...
     keep = job["Resource_List"]["site"]
     assert_assignment(job, expected_prune(waiting["exec_vnode"], keep, [silent]), keep)
@@ -165,7 +165,8 @@ def test_qrerun_of_a_job_waiting_on_a_silent_sister(pbs, cluster, nemesis, kit, 
     finally:
         pbs.server.set({"scheduling": True})
 
-    exceeded = kit.mom.expect(f"Job;{job_id};{JOIN_ALARM_EXCEEDED.format(secs=alarm)}", rerun_at, timeout=alarm + 60)
+    exceeded, used = kit.join_alarm_exceeded(job_id, rerun_at, timeout=alarm + 60)
+    assert used == alarm, f"the primary's join alarm: expected {alarm}s, it used {used}s: {exceeded.raw}"
     job = pbs.jobs.wait(job_id, job_state="R", substate=RUNNING, timeout=60)
     assert int(job["run_count"]) == 2, job["run_count"]
     starts = wait_until(

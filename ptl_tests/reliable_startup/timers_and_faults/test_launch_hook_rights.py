@@ -7,6 +7,7 @@ import re
 
 import pytest
 
+from pbs_harness.evidence import pick
 from pbs_harness.evidence.logs import server_log
 from ptl_tests.reliable_startup.sister_waits import install
 from ptl_tests.reliable_startup_helpers import (
@@ -60,7 +61,7 @@ def test_launch_hook_sets_execution_time_run_count_and_resources_used(pbs, clust
     install(pbs, cluster, {"fb_launch": launch})
     job_id = kit.submit(select="ncpus=1", place=None)
     line = kit.mom.expect("fb set Execution_Time=.* run_count=5 cput=00:10:00$", kit.since, timeout=60)
-    at = re.search(r"Execution_Time=(.*) run_count=", line.message)[1]
+    at = pick.group(re.search(r"Execution_Time=(.*) run_count=", line.message), 1, "Execution_Time=", line.raw)
     if rerun:
         job = pbs.jobs.wait(job_id, job_state="W", substate=30, timeout=60)
         server_log(cluster).expect(f"Job;{job_id};hook rejected request, requiring job to be rerun", kit.since, 10)

@@ -22,7 +22,6 @@ from ptl_tests.reliable_startup_helpers import (
     JOIN_ALARM,
     LAUNCH_DELAY,
     PROLOGUES_INCOMPLETE,
-    RUNNING,
     START_ERROR,
     assert_assignment,
     expected_prune,
@@ -66,7 +65,7 @@ def test_failed_begin_and_prologue_sisters_are_reported_and_offlined(
     install(pbs, cluster, hooks, faults)
 
     job_id = kit.submit()
-    job = pbs.jobs.wait(job_id, job_state="R", substate=RUNNING, timeout=90)
+    job = kit.started(job_id, timeout=90)
     initial = kit.start_records(job_id)["S"].fields["exec_vnode"]
     assert {at_begin, at_prologue} <= set(hosts_of(initial)), initial
 
@@ -122,7 +121,7 @@ def test_sister_failing_during_its_prologue_is_waited_for_then_pruned(
     waited = seconds_between(start.time, incomplete.time)
     assert delay - LAUNCH_EARLY <= waited <= delay + LAUNCH_SLACK, f"launch waited {waited}s for a delay of {delay}s"
     assert incomplete.event == PBSEVENT_DEBUG2, incomplete.raw
-    job = pbs.jobs.wait(job_id, job_state="R", substate=RUNNING, timeout=60)
+    job = kit.started(job_id, timeout=60)
     keep = job["Resource_List"]["site"]
     assert_assignment(job, expected_prune(waiting["exec_vnode"], keep, [sister]), keep)
     fail_listed = listed(kit, "launch", "vnode_list_fail")
@@ -170,7 +169,7 @@ def test_late_prologue_ack_readmits_the_sister(pbs, cluster, nemesis, kit, toler
     )
     ack = kit.mom.expect(job_line + LATE_PROLOGUE_ACK.format(host=sister), kit.since, timeout=delay + 30)
     assert incomplete.time <= skipped.time <= ack.time, (incomplete.raw, skipped.raw, ack.raw)
-    job = pbs.jobs.wait(job_id, job_state="R", substate=RUNNING, timeout=30)
+    job = kit.started(job_id, timeout=30)
     assert sister in hosts_of(job["exec_vnode"]), job["exec_vnode"]
 
     # Re-admitted: after the ack no request to the sister is skipped, and the deletion reaches it.

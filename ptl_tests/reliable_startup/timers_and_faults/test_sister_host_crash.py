@@ -8,7 +8,6 @@ from ptl_tests.reliable_startup.sister_waits import install, wait_prerun_on
 from ptl_tests.reliable_startup_helpers import (
     JOIN_ALARM,
     LAUNCH_DELAY,
-    RUNNING,
     assert_assignment,
     expected_prune,
     pad_hook,
@@ -38,7 +37,7 @@ def test_sister_host_crashing_while_joining_is_pruned(pbs, cluster, nemesis, kit
     waiting = wait_prerun_on(kit, job_id, sister)
     nemesis.crash_host(sister)
 
-    job = pbs.jobs.wait(job_id, job_state="R", substate=RUNNING, timeout=alarm + 30)
+    job = kit.started(job_id, timeout=alarm + 30)
     keep = job["Resource_List"]["site"]
     assert_assignment(job, expected_prune(waiting["exec_vnode"], keep, [sister]), keep)
     assert kit.pruning(job_id)[0] == waiting["exec_vnode"]

@@ -19,13 +19,11 @@ from ptl_tests.reliable_startup.sister_waits import (
 )
 from ptl_tests.reliable_startup_helpers import (
     JOIN_ALARM,
-    JOIN_ALARM_EXCEEDED,
     JOIN_ALARM_UPDATED,
     LAUNCH_DELAY,
     LAUNCH_DELAY_UPDATED,
     PBSEVENT_SYSTEM,
     PROLOGUES_INCOMPLETE,
-    RUNNING,
     hosts_of,
     pad_hook,
     probe_hook,
@@ -92,7 +90,8 @@ def test_default_timers_are_the_sums_of_enabled_hook_alarms(pbs, cluster, nemesi
     nemesis.stop_mom(prologue_silent)
 
     begun = marker(kit, "fb0", "begin")
-    exceeded = kit.mom.expect(f"Job;{job_id};{JOIN_ALARM_EXCEEDED.format(secs=join_alarm)}", kit.since, timeout=60)
+    exceeded, used = kit.join_alarm_exceeded(job_id, kit.since, timeout=60)
+    assert used == join_alarm, f"the primary's join alarm: expected {join_alarm}s, it used {used}s: {exceeded.raw}"
     waited = seconds_between(begun.time, exceeded.time)
     assert join_alarm - JOIN_EARLY <= waited <= join_alarm + JOIN_SLACK, (
         f"join wait {waited}s, default alarm {join_alarm}s"
@@ -103,7 +102,7 @@ def test_default_timers_are_the_sums_of_enabled_hook_alarms(pbs, cluster, nemesi
     assert launch_delay - LAUNCH_EARLY <= waited <= launch_delay + LAUNCH_SLACK, (
         f"launch wait {waited}s, default {launch_delay}s"
     )
-    pbs.jobs.wait(job_id, job_state="R", substate=RUNNING, timeout=30)
+    kit.started(job_id, timeout=30)
 
 
 @pytest.mark.spec("RJS-3", "RJS-1")
@@ -128,11 +127,12 @@ def test_default_join_alarm_is_30(pbs, nemesis, kit, conformance, begin_hooks: s
     job_id = kit.submit()
     waiting = wait_prerun_on(kit, job_id, silent)
     run = kit.server_log.expect(f"Job;{job_id};Job Run at request of", kit.since, timeout=10)
-    exceeded = kit.mom.expect(f"Job;{job_id};{JOIN_ALARM_EXCEEDED.format(secs=default)}", kit.since, timeout=60)
+    exceeded, used = kit.join_alarm_exceeded(job_id, kit.since, timeout=90)
+    assert used == default, f"the primary's join alarm: expected {default}s, it used {used}s: {exceeded.raw}"
     waited = seconds_between(run.time, exceeded.time)
     assert default <= waited <= default + JOIN_SLACK, f"join wait {waited}s"
     assert silent in hosts_of(waiting["exec_vnode"])
-    pbs.jobs.wait(job_id, job_state="R", substate=RUNNING, timeout=30)
+    kit.started(job_id, timeout=30)
     if begin_hooks != "none":
         conformance.difference(
             "RJS-3",
@@ -143,3 +143,44 @@ def test_default_join_alarm_is_30(pbs, nemesis, kit, conformance, begin_hooks: s
             ),
             evidence=exceeded.raw,
         )
+
+
+@pytest.mark.spec("RJS-4", "RJS-1")
+@pytest.mark.guards("RJS-4")
+@pytest.mark.usefixtures("primary_timers_reset")
+def test_default_launch_delay_is_30_after_a_hup(pbs, nemesis, kit, conformance) -> None:
+    """The launch delay's fallback, 30 s: enabled execjob_prologue hooks with alarms 5 and 6 make it
+    11 when their files arrive, and a HUP brings it back to 30 (the mom re-reads its config and sums
+    the hooks' alarms only when a hook file arrives, as for the join alarm). A 2-cpu sister is stopped
+    while its prologue hook sleeps (it never acknowledges): the primary launches 30 s after its
+    own prologue. Without an enabled prologue hook the primary waits for nothing (test_join_alarm.py),
+    so this is where the 30 shows."""
+    silent, default = kit.chunk_hosts[2], 30
+    hooks = {"fb_pad": pad_hook()}
+    hooks |= {
+        f"fb_p{i}": probe_hook(f"fb{i}", "execjob_prologue", alarm=a, sleep_on={silent: 3})
+        for i, a in enumerate((5, 6))
+    }
+    install(pbs, kit.cluster, hooks)
+    kit.mom.expect(LAUNCH_DELAY_UPDATED.format(secs=11), kit.since, timeout=30)
+    pbs.mom_config.hup(kit.cluster.hosts[kit.primary])
+    kit.mom.expect(";pbs_mom;n/a;process_hup;reset$", kit.since, timeout=30)
+
+    job_id = kit.submit()
+    kit.mom_of(silent).expect(f"fb0 prologue on {silent}: sleeping", kit.since, timeout=60)
+    wait_prerun_on(kit, job_id, silent)
+    nemesis.stop_mom(silent)
+    prologue = marker(kit, "fb0", "prologue")
+    incomplete = kit.mom.expect(f"Job;{job_id};{PROLOGUES_INCOMPLETE}", kit.since, timeout=default + 60)
+    waited = seconds_between(prologue.time, incomplete.time)
+    assert default - LAUNCH_EARLY <= waited <= default + LAUNCH_SLACK, f"launch wait {waited}s, default {default}s"
+    kit.started(job_id, timeout=30)
+    conformance.difference(
+        "RJS-4",
+        spec_says="default $job_launch_delay = the sum of the enabled execjob_prologue hooks' alarms",
+        openpbs_does=(
+            "the sum is taken at mom start and when a hook file arrives; after a kill -HUP the mom uses 30"
+            " although enabled execjob_prologue hooks with alarms 5 and 6 exist (sum 11)"
+        ),
+        evidence=f"{prologue.raw} / {incomplete.raw}",
+    )
