@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -119,6 +119,11 @@ class MomSignal:
             host.check([str(self.cluster.prefix / "sbin" / "pbs_mom")])
 
 
+# Faults that take a whole host out of reach: nothing new runs on it, and on a local host SSH cannot
+# reach it either, until the heal.
+OUT_OF_REACH = ("host-crash", "host-pause", "host-partition")
+
+
 class FaultAlreadyActive(RuntimeError):
     """A second fault of the same kind on the same target (Jepsen's "already disrupting")."""
 
@@ -166,6 +171,7 @@ class Nemesis:
     cluster: Cluster | None = None
     active: list[Fault] = field(default_factory=list)
     log: FaultLog = field(default_factory=FaultLog)
+    after_heal: list[tuple[str, Callable[[], None]]] = field(default_factory=list)
 
     def _c(self) -> Cluster:
         if self.cluster is None:
@@ -192,6 +198,14 @@ class Nemesis:
 
     def reject_hook(self, event: str, hosts: tuple[str, ...], how: str = "reject", seconds: int = 60) -> Fault:
         return self.start(RejectHook(self._c(), event, tuple(hosts), how, seconds))
+
+    def out_of_reach(self) -> set[str]:
+        """Hosts an active fault has crashed, paused or cut off (OUT_OF_REACH)."""
+        return {f.target for f in self.active if f.kind in OUT_OF_REACH}
+
+    def when_healed(self, what: str, call: Callable[[], None]) -> None:
+        """Run `call` in heal_all, once every fault is healed (e.g. a cleanup on a host the test cut off)."""
+        self.after_heal.append((what, call))
 
     def _act(self, action: str, fault: Fault, call) -> None:
         started = time.monotonic()
@@ -225,7 +239,8 @@ class Nemesis:
             self.heal(fault)
 
     def heal_all(self) -> list[str]:
-        """Heal every active fault, last first; returns errors instead of raising them."""
+        """Heal every active fault, last first, then run what waited for the heal (when_healed);
+        returns errors instead of raising them."""
         problems = []
         while self.active:
             fault = self.active.pop()
@@ -233,4 +248,10 @@ class Nemesis:
                 self._act("heal", fault, fault.heal)
             except Exception as exc:  # noqa: BLE001 - teardown reports, never masks the test's failure
                 problems.append(f"healing {fault.kind} on {fault.target}: {exc}")
+        while self.after_heal:
+            what, call = self.after_heal.pop(0)
+            try:
+                call()
+            except Exception as exc:  # noqa: BLE001 - as above
+                problems.append(f"after healing, {what}: {exc}")
         return problems
