@@ -21,11 +21,14 @@ def assert_reach(report: str, job_id: str, kept: list[str], names: dict[str, str
     (`names` has every host of the report, in its order)."""
     __tracebackhide__ = True
     assert jobscripts.section(report, "nodefile") == [names[h] for h in kept]
+    # One line per task that ran, from the hosts they ran on (StartupKit.report): ordered by host,
+    # so compared sorted; each task ran exactly once, on the expected host.
     tasks = jobscripts.section(report, "tasks")
     # pbsdsh takes the index modulo the job's node count: index 3 lands on node 0 of 3 nodes.
-    pbsdsh = [t for t in tasks if t.startswith("pbsdsh-")]
+    pbsdsh = sorted((t for t in tasks if t.startswith("pbsdsh-")), key=lambda t: int(t.split()[0].split("-")[1]))
     assert pbsdsh == [f"pbsdsh-{i} {names[kept[i % len(kept)]]}" for i in range(len(pbsdsh))], tasks
-    assert [t for t in tasks if t.startswith("tmrsh-")] == [f"tmrsh-{h} {names[h]}" for h in names if h in kept]
+    tmrsh_tasks = sorted(t for t in tasks if t.startswith("tmrsh-"))
+    assert tmrsh_tasks == sorted(f"tmrsh-{h} {names[h]}" for h in names if h in kept), tasks
     tmrsh = dict(line.split(" ", 1) for line in jobscripts.section(report, "tmrsh"))
     for host in names:
         if host in kept:
