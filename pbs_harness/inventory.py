@@ -8,6 +8,7 @@ inventory's provider (pbs_harness.providers).
 
 from __future__ import annotations
 
+import fnmatch
 import functools
 import json
 import os
@@ -35,6 +36,12 @@ CLIENT_GROUP = "pbs_clients"
 # default (roles/openpbs_install/defaults/main.yml). The other roles' *_exec variables point at it.
 OPENPBS_PREFIX_VAR = "openpbs_install_prefix"
 OPENPBS_PREFIX_DEFAULT = "/opt/pbs"
+# Where the test accounts' homes are (role openpbs_common's variable and default), and the moms'
+# $usecp lines (role openpbs_mom): a line mapping the homes onto themselves for every host is how
+# an inventory says they are one filesystem on every host (NFS, the namespace local cluster).
+HOME_BASE_VAR = "openpbs_common_home_base"
+HOME_BASE_DEFAULT = "/home"
+USECP_VAR = "openpbs_mom_usecp"
 
 _INVENTORY_DIR_RE = re.compile(r"\{\{\s*inventory_dir\s*\}\}")
 
@@ -140,10 +147,44 @@ class Inventory:
         """Where OpenPBS is installed on the cluster's hosts (as the server host's variables say)."""
         return openpbs_prefix_of(self.server.vars)
 
+    @property
+    def home_base(self) -> str:
+        """Parent directory of the test accounts' homes (openpbs_common_home_base)."""
+        return str(self.var(HOME_BASE_VAR) or HOME_BASE_DEFAULT).rstrip("/") or "/"
+
+    def home(self, user: str) -> str:
+        """A test account's home directory, the same path on every host."""
+        return f"{self.home_base.rstrip('/')}/{user}"
+
+    @property
+    def shared_home(self) -> bool:
+        """The accounts' homes are one filesystem on every host: every mom's $usecp (openpbs_mom_usecp)
+        maps home_base onto itself for every host of the cluster. Then what a job writes there on any
+        host is seen on all; otherwise each host has its own (PBS copies job files with scp)."""
+        names = list(self.hosts)
+        return bool(self.moms) and all(
+            usecp_shares(m.vars.get(USECP_VAR) or [], self.home_base, names) for m in self.moms
+        )
+
 
 def openpbs_prefix_of(host_vars: Mapping[str, Any]) -> Path:
     """The OpenPBS install prefix a host's variables give: openpbs_install_prefix, else the role default."""
     return Path(str(host_vars.get(OPENPBS_PREFIX_VAR, OPENPBS_PREFIX_DEFAULT)))
+
+
+def usecp_shares(lines: list[str], path: str, hosts: list[str]) -> bool:
+    """The $usecp lines ("HOST:FROM TO", HOST may start with a * wildcard) map `path` (FROM is it or
+    a parent directory) onto the same path (TO == FROM) for every one of `hosts`."""
+    maps = []
+    for line in lines:
+        words = str(line).split()
+        if len(words) != 2 or ":" not in words[0]:
+            continue
+        pattern, src = words[0].split(":", 1)
+        src, dest = src.rstrip("/") or "/", words[1].rstrip("/") or "/"
+        if dest == src and (path == src or path.startswith(src.rstrip("/") + "/")):
+            maps.append(pattern.lower())
+    return all(any(fnmatch.fnmatchcase(h.lower(), p) for p in maps) for h in hosts)
 
 
 def declared_openpbs_prefix(path: Path) -> Path:

@@ -166,16 +166,16 @@ class SuspendKit(JobKit):
 
     def sleepers(self, select: str, *, place: str | None = None, timeout: float = 60) -> Sleepers:
         """A running job with a recorded `sleep` per chunk (pbsdsh) plus one from its script."""
-        pid_file = self.path(f"{self.next_name}.pids")
-        script = jobscripts.sleepers_recording_pids(self.prefix, pid_file, SLEEP)
+        pid_file = f"{self.next_name}.pids"  # each sleep appends its record on the host it runs on
+        script = jobscripts.sleepers_recording_pids(self.prefix, self.path(pid_file), SLEEP)
         job_id = self.submit(script, select=select, place=place)
         job = self.pbs.jobs.wait(job_id, job_state="R", substate=RUNNING, timeout=timeout)
         chunks = len(parse_exec_vnode(job["exec_vnode"]))
         records = wait_until(
-            lambda: jobscripts.pid_records(self.cluster.client.run(["cat", pid_file]).stdout),
+            lambda: jobscripts.pid_records(self.read(pid_file)),
             lambda recs: len(recs) == chunks + 1,
             timeout=timeout,
-            describe=f"{chunks} pbsdsh sleeps and the script's sleep of {job_id} recorded in {pid_file}",
+            describe=f"{chunks} pbsdsh sleeps and the script's sleep of {job_id} recorded in {self.where(pid_file)}",
         )
         return Sleepers(job_id, [Proc(h, pid, origin) for h, pid, origin in records])
 

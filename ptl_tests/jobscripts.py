@@ -63,8 +63,9 @@ def sleep_on_every_chunk_and_burn_on(prefix: str, host: str, burn_seconds: int, 
 
 def sleepers_recording_pids(prefix: str, pid_file: str, seconds: int) -> str:
     """Start `sleep SECONDS` as a task on every chunk (pbsdsh) and once from the job script itself;
-    each sleep appends "<host> <pid> <task|script>" to pid_file (on a directory every host shares),
-    so a test can look at exactly those processes on their hosts (ps state T when suspended)."""
+    each sleep appends "<host> <pid> <task|script>" to pid_file on the host it runs on (read back
+    with JobKit.read, which merges the hosts' copies where homes are not shared), so a test can look
+    at exactly those processes on their hosts (ps state T when suspended)."""
     if not pid_file.startswith("/") or any(c in pid_file for c in " '\"$`\\"):
         raise ValueError(f"pid_file must be a plain absolute path, not {pid_file!r}")
     record = f'echo "$(hostname) $$ {{origin}}" >> {pid_file}; exec /bin/sleep {seconds}'
@@ -86,28 +87,27 @@ def pid_records(text: str) -> list[tuple[str, int, str]]:
 
 
 def pruned_job_report(prefix: str, report: str, indexes: int, hosts: list[str], seconds: int) -> str:
-    """Write what a (pruned) job can reach into `report` (a shared path), then sleep SECONDS:
+    """Write what a (pruned) job can reach into `report` (on the job's primary host), then sleep SECONDS:
     `== nodefile` ($PBS_NODEFILE as is); `== pbsdsh` ("<i> rc=<rc> <stderr>" of `pbsdsh -n i` for i in
-    0..indexes-1); `== tmrsh` ("<host> rc=<rc> <stderr>" of `pbs_tmrsh <host>` for every given host);
-    `== tasks` (one "pbsdsh-<i> <hostname>" / "tmrsh-<host> <hostname>" line per task that really ran:
-    task output goes to the job's output file, so each task appends its line to a shared file); `== end`."""
+    0..indexes-1); `== tmrsh` ("<host> rc=<rc> <stderr>" of `pbs_tmrsh <host>` for every given host); `== end`.
+    Each task that really ran appends "pbsdsh-<i> <hostname>" / "tmrsh-<host> <hostname>" to
+    `report`.tasks on the host it ran on (a task's own output goes to the job's output file, delivered
+    only when the job ends): read them with JobKit.read, which merges the hosts' copies."""
     if not report.startswith("/") or any(c in report for c in " '\"$`\\"):
         raise ValueError(f"report must be a plain absolute path, not {report!r}")
+    task = f"/bin/bash -c 'echo \"$1 $(hostname)\" >> {report}.tasks' task"  # the whole task: argv only
     return f"""#!/bin/bash
 exec > {report} 2>&1
-echo 'echo "$1 $(hostname)" >> {report}.tasks' > {report}.sh
 echo "== nodefile"
 cat "$PBS_NODEFILE"
 echo "== pbsdsh"
 for i in $(seq 0 {indexes - 1}); do
-    out=$({prefix}/bin/pbsdsh -n "$i" -- /bin/bash {report}.sh "pbsdsh-$i" 2>&1); rc=$?; echo "$i rc=$rc" $out
+    out=$({prefix}/bin/pbsdsh -n "$i" -- {task} "pbsdsh-$i" 2>&1); rc=$?; echo "$i rc=$rc" $out
 done
 echo "== tmrsh"
 for h in {" ".join(hosts)}; do
-    out=$(timeout 20 {prefix}/bin/pbs_tmrsh "$h" /bin/bash {report}.sh "tmrsh-$h" 2>&1); rc=$?; echo "$h rc=$rc" $out
+    out=$(timeout 20 {prefix}/bin/pbs_tmrsh "$h" {task} "tmrsh-$h" 2>&1); rc=$?; echo "$h rc=$rc" $out
 done
-echo "== tasks"
-cat {report}.tasks
 echo "== end"
 exec /bin/sleep {seconds}
 """

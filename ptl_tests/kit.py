@@ -1,9 +1,11 @@
 """A test's jobs: `JobKit`, the one way the suites submit "a job of this test".
 
-A kit belongs to one test. It makes a private directory in the job owner's home (shared by every
-host of the cluster), submits jobs named <name_prefix><n> (n counts the kit's submissions from 0)
-whose output goes into that directory, remembers their ids, and at `cleanup` removes the directory
-(and, for suites that need it, deletes AND purges the jobs from the job history).
+A kit belongs to one test. It makes a private directory in the job owner's home on every host a job
+may write on (pbs_harness/jobfiles.py: the client alone where the homes are shared), submits jobs
+named <name_prefix><n> (n counts the kit's submissions from 0) whose output PBS delivers into that
+directory on the submission host, remembers their ids, reads what the jobs write into the directory
+wherever they ran (`read`), and at `cleanup` removes the directory everywhere (and, for suites that
+need it, deletes AND purges the jobs from the job history).
 
 `submit` has one signature in every suite: the script first (None: a `sleep`), everything else
 by keyword, e.g. `kit.submit(select="1:ncpus=1", args=["-h"])` or `kit.submit(script, place="free")`.
@@ -20,6 +22,8 @@ from datetime import datetime, timedelta
 from typing import Any, ClassVar, Literal
 
 from pbs_harness.cluster import Cluster
+from pbs_harness.faults import Nemesis
+from pbs_harness.jobfiles import JobFiles
 from pbs_harness.pbs.client import Pbs
 from pbs_harness.pbs.substates import RUNNING
 
@@ -36,20 +40,22 @@ Default = Literal[_Default.KIT]
 
 class JobKit:
     """Per-test jobs of `user` (the job owner), in a private directory `dir` of the owner's home;
-    `since` is a moment just before the kit was made (the start of the test's log windows)."""
+    `since` is a moment just before the kit was made (the start of the test's log windows);
+    `nemesis` (the test's) keeps reads and removals away from hosts its faults took out of reach."""
 
     name_prefix: ClassVar[str] = "job"  # job names: <name_prefix>0, <name_prefix>1, ...
-    dir_prefix: ClassVar[str] = "pbsh-job-"  # the directory: /home/<user>/<dir_prefix><8 hex digits>
+    dir_prefix: ClassVar[str] = "pbsh-job-"  # the directory: <home of user>/<dir_prefix><8 hex digits>
     default_select: ClassVar[str | None] = None
     default_place: ClassVar[str | None] = None
     sleep: ClassVar[int] = 600  # seconds the default job (no script) sleeps
     submit_in_dir: ClassVar[bool] = False  # qsub runs with the kit's directory as its working directory
     purge_at_cleanup: ClassVar[bool] = True  # cleanup deletes the kit's jobs and purges them from the history
 
-    def __init__(self, pbs: Pbs, cluster: Cluster, user: str) -> None:
+    def __init__(self, pbs: Pbs, cluster: Cluster, user: str, nemesis: Nemesis | None = None) -> None:
         self.pbs, self.cluster, self.user = pbs, cluster, user
-        self.dir = f"/home/{user}/{self.dir_prefix}{uuid.uuid4().hex[:8]}"
-        cluster.client.check(["mkdir", "-p", self.dir], user=user)
+        self.files = JobFiles(cluster, nemesis)
+        self.dir = f"{cluster.inventory.home(user)}/{self.dir_prefix}{uuid.uuid4().hex[:8]}"
+        self.files.make_dir(self.dir, user)
         self.since = datetime.now() - timedelta(seconds=1)
         self.count = 0  # jobs submitted so far
         self.jobs: list[str] = []  # their ids (cleared by cleanup)
@@ -67,6 +73,15 @@ class JobKit:
     def path(self, file: str) -> str:
         """A file in the kit's directory."""
         return f"{self.dir}/{file}"
+
+    def read(self, file: str) -> str:
+        """What the kit's jobs wrote into `file` of its directory, on whichever hosts they ran
+        ("" while none has): JobFiles.read."""
+        return self.files.read(self.path(file))
+
+    def where(self, file: str) -> str:
+        """`file` and where `read` looks, for wait descriptions."""
+        return f"{self.path(file)} {self.files.where()}"
 
     def submit(
         self,
@@ -117,9 +132,9 @@ class JobKit:
         self.pbs.jobs.purge(job_id)
 
     def cleanup(self) -> None:
-        """Purge the kit's jobs (when `purge_at_cleanup`) and remove its directory."""
+        """Purge the kit's jobs (when `purge_at_cleanup`) and remove its directory from every host."""
         if self.purge_at_cleanup:
             for job_id in self.jobs:
                 self.purge(job_id)
         self.jobs.clear()
-        self.cluster.client.run(["rm", "-rf", self.dir])
+        self.files.remove(self.dir)

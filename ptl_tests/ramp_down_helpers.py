@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
+from pbs_harness.jobfiles import JobFiles
 from pbs_harness.pbs.parsers import SelectChunk, VnodeSlice, size_kb
 from pbs_harness.pbs.substates import PRERUN
 from pbs_harness.topology import Topology
@@ -103,10 +104,13 @@ def hook_log_event_on_this_host(tag: str, event: str) -> SuiteHook:
 class BlockedStageout:
     """A stageout whose copy waits for the test.
 
-    The destination is a FIFO under the shared /home: `$usecp *:/home /home` makes the mom copy
-    with `cp -rp`, and cp blocks opening a FIFO for writing until a reader opens it. The job thus
-    stays in substate 51 (STAGEOUT) until `drain()` reads the file; what it reads is the copied
-    source, which proves the stageout really ran through it.
+    Source and destination are files of the owner's home on one host, the job's primary (`host`):
+    the destination is a FIFO on that host's own disk and the stageout names that host
+    (`attribute`), so its mom copies locally with `cp -rp` whether or not homes are shared (a
+    destination on the mom's own host is local: local_or_remote() in src/resmom/stage_func.c), and
+    cp blocks opening the FIFO for writing until a reader opens it. The job thus stays in substate
+    51 (STAGEOUT) until `drain()` reads the FIFO; what it reads is the copied source, which proves
+    the stageout really ran through it.
     """
 
     host: RemoteHost
@@ -117,9 +121,9 @@ class BlockedStageout:
     drained: bool = False
 
     @classmethod
-    def create(cls, host: RemoteHost, user: str) -> BlockedStageout:
+    def create(cls, host: RemoteHost, user: str, home: str) -> BlockedStageout:
         token = uuid.uuid4().hex[:10]
-        base = f"/home/{user}/rd-stageout-{token}"
+        base = f"{home}/rd-stageout-{token}"
         made = cls(host, user, f"{base}.src", f"{base}.fifo", f"stageout payload {token}")
         host.check(f"echo {shlex.quote(made.payload)} > {made.source} && mkfifo {made.fifo}", user=user)
         return made
@@ -166,22 +170,26 @@ def resource_terms(resources: tuple[CustomResource, ...], which: str) -> str:
 
 @dataclass
 class TaskEnvReport:
-    """What the job's pbsdsh tasks see, in a file under the shared /home.
+    """What the job's pbsdsh tasks see, in a file of the owner's home that each task appends to on
+    the host it runs on (read back from every host: pbs_harness/jobfiles.py).
 
     The job script (`script`) runs `pbsdsh` at once: each task appends "before <hostname>
-    <OMP_NUM_THREADS>" and becomes `sleep`; once the test calls `go()` it runs `pbsdsh` again, each
-    task appending "after ...", then writes "done". pbsdsh starts one task per $PBS_NODEFILE entry
-    (one per mpiproc of each chunk) and the mom gives each task the ompthreads of its chunk as
-    OMP_NUM_THREADS, so the records show how the mom itself laid the job out before and after a release.
+    <OMP_NUM_THREADS>" and becomes `sleep`; once the test calls `go()` (a file on the primary, where
+    the script waits for it) it runs `pbsdsh` again, each task appending "after ...", then writes
+    "done". pbsdsh starts one task per $PBS_NODEFILE entry (one per mpiproc of each chunk) and the mom
+    gives each task the ompthreads of its chunk as OMP_NUM_THREADS, so the records show how the mom
+    itself laid the job out before and after a release.
     """
 
-    host: RemoteHost
+    files: JobFiles
+    host: RemoteHost  # the job's primary host
     user: str
     path: str
 
     @classmethod
-    def create(cls, host: RemoteHost, user: str) -> TaskEnvReport:
-        return cls(host, user, f"/home/{user}/rd-taskenv-{uuid.uuid4().hex[:10]}")
+    def create(cls, files: JobFiles, host: RemoteHost, user: str) -> TaskEnvReport:
+        home = files.cluster.inventory.home(user)
+        return cls(files, host, user, f"{home}/rd-taskenv-{uuid.uuid4().hex[:10]}")
 
     def _record(self, phase: str) -> str:
         return f'echo "{phase} $(hostname) ${{OMP_NUM_THREADS:-unset}}" >> {self.path}'
@@ -196,7 +204,11 @@ exec /bin/sleep {seconds}
 """
 
     def lines(self) -> list[str]:
-        return self.host.run(["cat", self.path]).stdout.splitlines()
+        """Every record, from every host the tasks ran on."""
+        return self.files.read(self.path).splitlines()
+
+    def where(self) -> str:
+        return f"{self.path} {self.files.where()}"
 
     @staticmethod
     def records(lines: list[str], phase: str) -> list[tuple[str, str]]:
@@ -211,7 +223,7 @@ exec /bin/sleep {seconds}
         self.host.check(["touch", f"{self.path}.go"], user=self.user)
 
     def cleanup(self) -> None:
-        self.host.run(["rm", "-f", self.path, f"{self.path}.go"])
+        self.files.remove(self.path, f"{self.path}.go")
 
 
 def satisfy_chunk_need(chunk: tuple[VnodeSlice, ...], need: dict[str, str]) -> tuple[VnodeSlice, ...]:

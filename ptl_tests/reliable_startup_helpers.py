@@ -37,6 +37,7 @@ from pbs_harness.cluster import Cluster
 from pbs_harness.evidence import pick
 from pbs_harness.evidence.accounting import AccountingReader
 from pbs_harness.evidence.logs import LogLine, LogReader, mom_log, server_log
+from pbs_harness.faults import Nemesis
 from pbs_harness.pbs.client import Pbs
 from pbs_harness.pbs.moms import edit_config
 from pbs_harness.pbs.parsers import parse_exec_host, parse_exec_vnode, parse_select, size_kb
@@ -327,8 +328,8 @@ class StartupKit(JobKit):
     submit_in_dir = True
     purge_at_cleanup = False
 
-    def __init__(self, pbs: Pbs, cluster: Cluster, roles: Roles) -> None:
-        super().__init__(pbs, cluster, roles.owner)
+    def __init__(self, pbs: Pbs, cluster: Cluster, roles: Roles, nemesis: Nemesis | None = None) -> None:
+        super().__init__(pbs, cluster, roles.owner, nemesis)
         self.roles, self.primary = roles, roles.primary
         self.mom = mom_log(cluster, self.primary)
         self.server_log = server_log(cluster)
@@ -337,18 +338,28 @@ class StartupKit(JobKit):
     def mom_of(self, host: str) -> LogReader:
         return mom_log(self.cluster, host)
 
+    @staticmethod
+    def report_file(name: str) -> str:
+        """The file of the kit's directory the report job `name` writes (report_job)."""
+        return f"{name}.report"
+
     def report_path(self, name: str) -> str:
-        return self.path(f"{name}.report")
+        return self.path(self.report_file(name))
 
     def report(self, name: str, timeout: float = 60) -> str:
-        """The report a job script wrote (jobscripts.pruned_job_report), once it says '== end'."""
-        path = self.report_path(name)
-        return wait_until(
-            lambda: self.cluster.client.run(["cat", path]).stdout,
-            lambda text: "== end" in text,
+        """The report a job script wrote on its primary (jobscripts.pruned_job_report), once it says
+        '== end', with a `== tasks` section before that end: the lines its tasks appended on the hosts
+        they ran on, every host's (JobKit.read), ordered by host."""
+        file = self.report_file(name)
+        text = wait_until(
+            lambda: self.read(file),
+            lambda got: "== end" in got,
             timeout=timeout,
-            describe=f"job report {path} complete",
+            describe=f"job report {self.where(file)} complete",
         )
+        tasks = self.read(f"{file}.tasks")
+        head, _, tail = text.partition("== end")
+        return f"{head}== tasks\n{tasks}== end{tail}"
 
     def started(self, job_id: str, timeout: float = 90) -> dict[str, Any]:
         """The job once it runs (R, substate 42). Also stops waiting when its start has visibly failed

@@ -16,14 +16,15 @@ pytestmark = [pytest.mark.acceptance, pytest.mark.smoke, pytest.mark.ci]
 
 def test_scatter_job_runs_on_three_hosts(pbs: Pbs, cluster, topology) -> None:
     user = topology.users.owner
-    out = f"/home/{user}/smoke-{uuid.uuid4().hex[:8]}.out"
+    home = cluster.inventory.home(user)
+    out = f"{home}/smoke-{uuid.uuid4().hex[:8]}.out"  # delivered to the submission host by PBS (cp or scp)
     job_id = pbs.jobs.submit(
         jobscripts.nodefile_and_pbsdsh(str(cluster.prefix)),
         user=user,
         select="3:ncpus=1",
         place="scatter",
         args=["-j", "oe", "-o", out, "-N", "smoke"],
-        cwd=f"/home/{user}",
+        cwd=home,
     )
     try:
         job = pbs.jobs.wait(job_id, job_state="F", timeout=90)

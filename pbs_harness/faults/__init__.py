@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -94,9 +94,39 @@ class HostPartition(_HostFault):
         self.host.reconnect()
 
 
+def start_mom_command(prefix: str, proc: str = "/proc") -> str:
+    """Start the host's pbs_mom again, inside pbs.service where systemd runs PBS.
+
+    pbs.service (the packages' unit: Type=forking, no main PID) stays active while any of its processes
+    live and runs its ExecStop, `pbs_init.d stop`, once the last one has exited, even after they died
+    on their own: a pbs_mom started beside the unit (say while the killed mom's job or hook processes
+    were still exiting) would be stopped again by it. So, with systemd as PID 1: after waiting out a
+    start or stop in progress, an inactive unit is started (`systemctl start pbs`: the daemons of this
+    host); into an active one the new pbs_mom is started from within its cgroup (cgroup.procs of the
+    unit's ControlGroup, in the unified and the name=systemd hierarchy), as the unit's own
+    ExecReload, pbs_reload, would do (not `systemctl reload`: the packages install pbs_reload mode
+    0644, openpbs.spec, so it fails with 203/EXEC). Without systemd (e.g. namespace hosts) pbs_mom
+    is started directly. (`proc`: another /proc, for tests.)"""
+    mom = f"{prefix}/sbin/pbs_mom"
+    return (
+        f'if [ "$(cat {proc}/1/comm)" = systemd ] && systemctl cat pbs.service >/dev/null 2>&1; then '
+        "for i in $(seq 120); do s=$(systemctl is-active pbs.service); "
+        'case "$s" in activating|deactivating|reloading) sleep 0.5;; *) break;; esac; done; '
+        'if [ "$s" = active ]; then '
+        "unit=$(systemctl show -p ControlGroup --value pbs.service); "
+        'for m in $(awk \'$3 == "cgroup2" || ($3 == "cgroup" && $4 ~ /name=systemd/) {print $2}\' '
+        f"{proc}/mounts); "
+        'do [ -w "$m$unit/cgroup.procs" ] && echo $$ > "$m$unit/cgroup.procs"; done; '
+        f"{mom}; "
+        "else systemctl reset-failed pbs.service 2>/dev/null; systemctl start pbs.service; fi; "
+        f"else {mom}; fi"
+    )
+
+
 @dataclass
 class MomSignal:
-    """SIGSTOP (pause) or SIGKILL the host's pbs_mom; heal sends SIGCONT or starts pbs_mom again."""
+    """SIGSTOP (pause) or SIGKILL the host's pbs_mom; heal sends SIGCONT or starts pbs_mom again
+    (start_mom_command: inside pbs.service where systemd runs PBS)."""
 
     cluster: Cluster
     target: str
@@ -116,7 +146,14 @@ class MomSignal:
         host = self.cluster.hosts[self.target]
         host.run(["pkill", "-CONT", "-x", "pbs_mom"])
         if not host.run(["pgrep", "-x", "pbs_mom"]).ok:
-            host.check([str(self.cluster.prefix / "sbin" / "pbs_mom")])
+            host.check(start_mom_command(str(self.cluster.prefix)))
+            if not host.run(["pgrep", "-x", "pbs_mom"]).ok:
+                raise RuntimeError(f"{self.target}: pbs_mom did not start again")
+
+
+# Faults that take a whole host out of reach: nothing new runs on it, and on a local host SSH cannot
+# reach it either, until the heal.
+OUT_OF_REACH = ("host-crash", "host-pause", "host-partition")
 
 
 class FaultAlreadyActive(RuntimeError):
@@ -166,6 +203,7 @@ class Nemesis:
     cluster: Cluster | None = None
     active: list[Fault] = field(default_factory=list)
     log: FaultLog = field(default_factory=FaultLog)
+    after_heal: list[tuple[str, Callable[[], None]]] = field(default_factory=list)
 
     def _c(self) -> Cluster:
         if self.cluster is None:
@@ -192,6 +230,14 @@ class Nemesis:
 
     def reject_hook(self, event: str, hosts: tuple[str, ...], how: str = "reject", seconds: int = 60) -> Fault:
         return self.start(RejectHook(self._c(), event, tuple(hosts), how, seconds))
+
+    def out_of_reach(self) -> set[str]:
+        """Hosts an active fault has crashed, paused or cut off (OUT_OF_REACH)."""
+        return {f.target for f in self.active if f.kind in OUT_OF_REACH}
+
+    def when_healed(self, what: str, call: Callable[[], None]) -> None:
+        """Run `call` in heal_all, once every fault is healed (e.g. a cleanup on a host the test cut off)."""
+        self.after_heal.append((what, call))
 
     def _act(self, action: str, fault: Fault, call) -> None:
         started = time.monotonic()
@@ -225,7 +271,8 @@ class Nemesis:
             self.heal(fault)
 
     def heal_all(self) -> list[str]:
-        """Heal every active fault, last first; returns errors instead of raising them."""
+        """Heal every active fault, last first, then run what waited for the heal (when_healed);
+        returns errors instead of raising them."""
         problems = []
         while self.active:
             fault = self.active.pop()
@@ -233,4 +280,10 @@ class Nemesis:
                 self._act("heal", fault, fault.heal)
             except Exception as exc:  # noqa: BLE001 - teardown reports, never masks the test's failure
                 problems.append(f"healing {fault.kind} on {fault.target}: {exc}")
+        while self.after_heal:
+            what, call = self.after_heal.pop(0)
+            try:
+                call()
+            except Exception as exc:  # noqa: BLE001 - as above
+                problems.append(f"after healing, {what}: {exc}")
         return problems

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from pbs_harness.jobfiles import JobFiles
 from pbs_harness.outcome import call_failed
 from ptl_tests.admin_suspend_helpers import LEFT_BEHIND, LEFT_DIRS, SuspendKit, purge_left_behind
 
@@ -14,13 +15,13 @@ from ptl_tests.admin_suspend_helpers import LEFT_BEHIND, LEFT_DIRS, SuspendKit, 
 def _purge_at_module_end(pbs):
     yield
     purge_left_behind(pbs)
-    while LEFT_DIRS:
-        pbs.cluster.client.run(["rm", "-rf", LEFT_DIRS.pop()])
+    JobFiles(pbs.cluster).remove(*LEFT_DIRS)  # from every host (the faults of the tests are healed)
+    LEFT_DIRS.clear()
 
 
 @pytest.fixture
-def kit(request, pbs, cluster, topology):
-    k = SuspendKit(pbs, cluster, topology.users.owner)
+def kit(request, pbs, cluster, topology, nemesis):
+    k = SuspendKit(pbs, cluster, topology.users.owner, nemesis)
     yield k
     if call_failed(request.node):
         LEFT_BEHIND.extend(k.jobs)  # keep the state for the evidence folder; purged later

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from pbs_harness.jobfiles import JobFiles
 from ptl_tests.ramp_down.jobs import start_job
 from ptl_tests.ramp_down_helpers import BlockedStageout, Roles, TaskEnvReport
 
@@ -23,14 +24,14 @@ def running_job(pbs, cluster, roles):
 
 
 @pytest.fixture
-def task_env_report(cluster, roles):
-    report = TaskEnvReport.create(cluster.hosts[roles.primary], roles.owner)
+def task_env_report(cluster, roles, nemesis):
+    report = TaskEnvReport.create(JobFiles(cluster, nemesis), cluster.hosts[roles.primary], roles.owner)
     yield report
     report.cleanup()
 
 
 @pytest.fixture
 def blocked_stageout(cluster, roles):
-    stageout = BlockedStageout.create(cluster.hosts[roles.primary], roles.owner)
+    stageout = BlockedStageout.create(cluster.hosts[roles.primary], roles.owner, cluster.inventory.home(roles.owner))
     yield stageout
     stageout.cleanup()

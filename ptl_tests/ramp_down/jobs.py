@@ -46,7 +46,7 @@ def start_job(pbs, cluster, roles: Roles, *, select: str | None = None, attribut
         select=select or standard_select(roles),
         place="scatter",
         attributes=attributes,
-        cwd=f"/home/{roles.owner}",
+        cwd=cluster.inventory.home(roles.owner),
         args=["-j", "oe", "-o", "/dev/null", *args],
     )
     job = pbs.jobs.wait(job_id, job_state="R", substate=RUNNING, timeout=60)
@@ -116,7 +116,7 @@ class MpiJob:
             self.report.lines,
             lambda got: "done" in got if phase == "after" else len(self.report.records(got, phase)) >= len(lines),
             timeout=60,
-            describe=f"the {phase} tasks recorded in {self.report.path}",
+            describe=f"the {phase} tasks recorded in {self.report.where()}",
         )
         got = Counter(self.report.records(recorded, phase))
         assert got == tasks, f"the {phase} tasks (host, OMP_NUM_THREADS): expected {tasks}, found {recorded}"

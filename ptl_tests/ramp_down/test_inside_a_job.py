@@ -9,6 +9,7 @@ from datetime import datetime, timedelta
 import pytest
 
 from pbs_harness.evidence import pick
+from pbs_harness.jobfiles import JobFiles
 from pbs_harness.pbs.interactive import InteractiveJob
 from pbs_harness.pbs.parsers import parse_exec_host
 from pbs_harness.pbs.substates import RUNNING
@@ -54,8 +55,9 @@ def test_release_from_inside_a_batch_job(pbs, cluster, roles, release_args: str,
     """The job script calls pbs_release_nodes without -j ($PBS_JOBID), and its $PBS_NODEFILE loses the hosts."""
     release_args = roles.plain if release_args == PLAIN_HOST else release_args
     released_hosts = {getattr(roles, role) for role in released_roles}
-    out_file = f"/home/{roles.owner}/rd-inside-{uuid.uuid4().hex[:10]}.out"
-    host = cluster.hosts[roles.primary]
+    home = cluster.inventory.home(roles.owner)
+    out_file = f"{home}/rd-inside-{uuid.uuid4().hex[:10]}.out"  # written by the script, on the primary
+    files = JobFiles(cluster)
     script = jobscripts.release_nodes_from_inside(str(cluster.prefix), release_args, out_file, SLEEP)
     try:
         since = datetime.now() - timedelta(seconds=1)
@@ -64,18 +66,18 @@ def test_release_from_inside_a_batch_job(pbs, cluster, roles, release_args: str,
             user=roles.owner,
             select=standard_select(roles),
             place="scatter",
-            cwd=f"/home/{roles.owner}",
+            cwd=home,
             args=["-j", "oe", "-o", "/dev/null"],
         )
         u, c = accounting(pbs).expect(job_id, "uc", since, timeout=60)
         out = wait_until(
-            lambda: host.run(["cat", out_file]).stdout,
+            lambda: files.read(out_file),
             lambda text: "after:" in text,
             timeout=30,
-            describe=f"{out_file} written by the job",
+            describe=f"{out_file} written by the job, read {files.where()}",
         )
     finally:
-        host.run(["rm", "-f", out_file])
+        files.remove(out_file)
     lines = {ln.split(":", 1)[0]: ln.split(":", 1)[1].split() for ln in out.splitlines() if ":" in ln}
     assert "released" in out.splitlines(), out
     before = pick.field(lines, "before", f"the job's {out_file}")

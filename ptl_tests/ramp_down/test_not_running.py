@@ -85,7 +85,7 @@ def test_array_parent_refused_subjob_released(pbs, cluster, roles) -> None:
         select=standard_select(roles),
         place="scatter",
         array="1-2",
-        cwd=f"/home/{roles.owner}",
+        cwd=cluster.inventory.home(roles.owner),
         args=["-j", "oe", "-o", "/dev/null"],
     )
     first = array_id.replace("[]", "[1]")

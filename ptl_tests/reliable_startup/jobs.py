@@ -24,13 +24,15 @@ def assert_reach(report: str, job_id: str, kept: list[str], names: dict[str, str
     nodefile = jobscripts.section(report, "nodefile")
     want = [names[h] for h in kept]
     assert nodefile == want, f"$PBS_NODEFILE of {job_id}: expected the kept hosts {want}, found {nodefile}"
+    # One line per task that ran, from the hosts they ran on (StartupKit.report): ordered by host,
+    # so compared sorted; each task ran exactly once, on the expected host.
     tasks = jobscripts.section(report, "tasks")
     # pbsdsh takes the index modulo the job's node count: index 3 lands on node 0 of 3 nodes.
-    pbsdsh = [t for t in tasks if t.startswith("pbsdsh-")]
+    pbsdsh = sorted((t for t in tasks if t.startswith("pbsdsh-")), key=lambda t: int(t.split()[0].split("-")[1]))
     want = [f"pbsdsh-{i} {names[kept[i % len(kept)]]}" for i in range(len(pbsdsh))]
     assert pbsdsh == want, f"pbsdsh tasks of {job_id}: expected {want}, found {tasks}"
-    want = [f"tmrsh-{h} {names[h]}" for h in names if h in kept]
-    got = [t for t in tasks if t.startswith("tmrsh-")]
+    want = sorted(f"tmrsh-{h} {names[h]}" for h in names if h in kept)
+    got = sorted(t for t in tasks if t.startswith("tmrsh-"))
     assert got == want, f"pbs_tmrsh tasks of {job_id}: expected {want} (the kept hosts only), found {tasks}"
     tmrsh = dict(line.split(" ", 1) if " " in line else (line, "") for line in jobscripts.section(report, "tmrsh"))
     for host in names:

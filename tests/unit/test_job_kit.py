@@ -56,8 +56,14 @@ def host() -> Host:
 
 
 def parts(host: Host):
+    """A cluster whose homes are shared (as the namespace local cluster's): the kit acts on the client alone."""
     cluster = SimpleNamespace(
-        client=host, server=host, prefix=Path("/opt/pbs"), pbs_home=Path("/var/spool/pbs"), hosts={"p": host}
+        client=host,
+        server=host,
+        prefix=Path("/opt/pbs"),
+        pbs_home=Path("/var/spool/pbs"),
+        hosts={"client": host, "p": host},
+        inventory=SimpleNamespace(home=lambda user: f"/home/{user}", shared_home=True),
     )
     return Pbs(cluster, host), cluster  # type: ignore[arg-type]
 
@@ -94,7 +100,7 @@ def test_the_admin_suspend_kit_submits_as_before(host) -> None:
         for job in ("1.s", "2.s", "3.s", "4.s")
         for line in (f"{BIN}/qdel -W force {job}", f"{BIN}/qstat -fx -F json {job}", f"{BIN}/qdel -x -W force {job}")
     ]
-    assert [line for _, line, _ in host.log] == [*purges, f"rm -rf {d}"]  # deleted AND purged from the history
+    assert [line for _, line, _ in host.log] == [*purges, f"rm -rf -- {d}"]  # deleted AND purged from the history
     assert kit.jobs == []
 
 
@@ -122,7 +128,7 @@ def test_the_reliable_startup_kit_submits_the_standard_job_from_its_directory(ho
     ]
     host.log.clear()
     kit.cleanup()  # the baseline restore deletes the suite's jobs: cleanup only removes the directory
-    assert host.log == [(None, f"rm -rf {d}", None)]
+    assert host.log == [(None, f"rm -rf -- {d}", None)]
 
 
 def test_the_base_kit_asks_for_nothing_it_was_not_given(host) -> None:

@@ -19,8 +19,8 @@ def roles(topology) -> Roles:
 
 
 @pytest.fixture
-def kit(pbs, cluster, roles):
-    k = StartupKit(pbs, cluster, roles)
+def kit(pbs, cluster, roles, nemesis):
+    k = StartupKit(pbs, cluster, roles, nemesis)
     yield k
     k.cleanup()
 

@@ -41,9 +41,9 @@ def chunk_hosts(pbs, roles) -> list[str]:
 
 
 @pytest.fixture
-def kit(pbs, cluster, roles, chunk_hosts):
+def kit(pbs, cluster, roles, nemesis, chunk_hosts):
     """The suite's StartupKit plus `chunk_hosts`: index 1, 2 are the 2-cpu sisters, 3, 4 the 1-cpu ones."""
-    k = StartupKit(pbs, cluster, roles)
+    k = StartupKit(pbs, cluster, roles, nemesis)
     k.chunk_hosts = chunk_hosts
     yield k
     k.cleanup()
