@@ -53,6 +53,7 @@ TEST_OPTIONAL: dict[str, type | tuple[type, ...]] = {
     "evidence": str,
     "known_defects": list,
     "defect_every_attempt": int,
+    "baseline_repairs": list,  # what pbs_harness.baseline repaired around the test
 }
 OUTCOMES = ("passed", "failed", "error", "skipped", "xfailed", "xpassed")
 
