@@ -15,15 +15,22 @@ CLUSTERS  ?= auto
 # Extra arguments of `pbs-harness up` in `make acceptance`, e.g. UP_ARGS="--name-prefix ci --subnet auto"
 # (with PBS_HARNESS_STATE_DIR set) for clusters of their own beside another checkout's.
 UP_ARGS   ?=
-# Kind of local host (docs/local-cluster.md): namespace (share this machine's /opt/pbs) or system (own
-# Debian root with systemd; OpenPBS from packages). OPENPBS: for system hosts, a release zip, a folder of
-# .deb/.rpm files, or an OpenPBS source archive or tree (built into packages, cached). IMAGE: their distribution.
-FLAVOUR   ?= namespace
+# Kind of local host (docs/local-cluster.md#host-flavours; the README says why system is the default):
+#   system     each host its own Debian root with systemd, OpenPBS installed per host from packages; this
+#              machine's /etc, /opt and /home are never touched
+#   namespace  hosts share this machine's /opt/pbs (OpenPBS installed here first), /etc and /home
+# OPENPBS: for system hosts, a release zip, a folder of .deb/.rpm files, or an OpenPBS source archive or tree
+# (built into packages once, cached). Unset: OPENPBS_SOURCE, or the archive CI builds
+# (shared/openpbs/openpbs-master-cd7ab5e.tar.gz in a folder above the checkout: scripts/ci/install-openpbs.sh
+# --source); else `up` says what to give. IMAGE: the system hosts' distribution (debian-12, debian-11).
+FLAVOUR   ?= system
 OPENPBS   ?=
 IMAGE     ?= debian-12
-HOST_ARGS := --flavour $(FLAVOUR) $(if $(filter system,$(FLAVOUR)),--image $(IMAGE)) $(if $(OPENPBS),--openpbs $(OPENPBS))
+system    = $(filter system,$(FLAVOUR))
+openpbs   = $(or $(OPENPBS),$(if $(system),$(shell scripts/ci/install-openpbs.sh --source 2>/dev/null)))
+HOST_ARGS = --flavour $(FLAVOUR) $(if $(system),--image $(IMAGE)) $(if $(openpbs),--openpbs $(openpbs))
 
-.PHONY: venv test unit lint acceptance down bench bench-suites bench-parallel bench-flavours bench-ptl clean
+.PHONY: venv test unit lint acceptance print-flavour down bench bench-suites bench-parallel bench-flavours bench-ptl clean
 
 # The versions of constraints.txt, dependencies of dependencies too (a lock; `make lock` rewrites it).
 $(VENV)/.installed: requirements.txt requirements-dev.txt constraints.txt pyproject.toml
@@ -66,9 +73,16 @@ test: lint unit
 	$(PY) -m pytest ptl_tests -qq --collect-only -p no:cacheprovider
 
 # Not -q: a line per finished test (suite, name, outcome, duration) keeps a long run followable.
+# What the local hosts need on this machine (debootstrap, systemd-nspawn, iptables, ...), installed when
+# missing: a fresh Debian 12 needs nothing else first.
 acceptance: venv
+	scripts/ci/install-system-packages.sh
 	$(HARNESS) up --clusters $(CLUSTERS) $(HOST_ARGS) $(UP_ARGS)
 	$(HARNESS) test --clusters $(CLUSTERS) $(PYTEST_ARGS)
+
+# The flavour `make acceptance` uses (.ci/run asks, so that CI runs the README's default).
+print-flavour:
+	@echo $(FLAVOUR)
 
 down: venv
 	$(HARNESS) down

@@ -100,8 +100,9 @@ def openpbs_packages(args: argparse.Namespace, spec) -> Path | None:
             return Path(old.packages_dir)
         raise UsageError(
             "system hosts install OpenPBS from packages, and --openpbs names none",
-            "give --openpbs PATH: a release zip, a folder of .deb files, or an OpenPBS source archive or tree "
-            "(e.g. --openpbs ../shared/openpbs/openpbs-master-cd7ab5e.tar.gz)",
+            "give --openpbs PATH (make acceptance OPENPBS=PATH): a release zip, a folder of .deb files, or an "
+            "OpenPBS source archive or tree (e.g. ../shared/openpbs/openpbs-master-cd7ab5e.tar.gz); "
+            "or --flavour namespace to use the OpenPBS installed in this machine's /opt/pbs",
         )
     source = openpbs_source.judge(Path(args.openpbs))
     packages = openpbs_build.ensure(source, images.distribution(spec.image), progress)

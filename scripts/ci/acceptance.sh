@@ -9,7 +9,7 @@
 #   PYTEST_ARGS      arguments for pytest, e.g. "-m smoke" (empty: every suite)
 #   CLUSTERS         local clusters side by side (default auto: from the machine's cores and memory)
 #   FLAVOUR, OPENPBS, IMAGE  passed to make as they are (the host flavour, its OpenPBS and distribution;
-#                    empty: the default, namespaced hosts sharing this machine's /opt/pbs)
+#                    empty: the Makefile's default, system hosts installing OpenPBS from packages)
 #   CI_NAME_PREFIX   host names PREFIX01.. (default ci<4 hex of the checkout path>)
 #   CI_SUBNET        the first cluster's /24 (default auto: the first free 10.X.0.0/24)
 #   PBS_HARNESS_STATE_DIR  state directory of the first cluster (default /var/lib/pbs-harness/ci-<4 hex>)

