@@ -62,7 +62,8 @@ def test_system_hosts_without_openpbs_and_no_cluster_are_refused_with_the_fix(
 ) -> None:
     rc, out = run_cli(["cluster", "up", "--flavour", "system"], capsys)
     assert_refused(rc, out, USAGE, "system hosts install OpenPBS from packages, and --openpbs names none")
-    assert "fix: give --openpbs PATH: a release zip, a folder of .deb files, or an OpenPBS source archive" in out
+    assert "fix: give --openpbs PATH (make acceptance OPENPBS=PATH): a release zip, a folder of .deb files" in out
+    assert "or --flavour namespace to use the OpenPBS installed in this machine" in out
     assert not (isolated / "state").exists()
 
 
