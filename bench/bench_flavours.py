@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from bench_parallel import HARNESS, run_suites  # noqa: E402 - after sys.path setup
+from bench_parallel import HARNESS, run_logged, run_suites  # noqa: E402 - after sys.path setup
 
 from pbs_harness.localcluster import capacity, fleet, state  # noqa: E402
 
@@ -42,8 +42,7 @@ def stamp(text: str) -> None:
 
 def run(argv: list[str], log: Path) -> tuple[float, subprocess.CompletedProcess[str]]:
     start = time.monotonic()
-    proc = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, check=False)
-    log.write_text(proc.stdout + proc.stderr)
+    proc = run_logged(argv, log)
     return time.monotonic() - start, proc
 
 
@@ -54,7 +53,7 @@ def one_flavour(flavour: str, args: argparse.Namespace, out_dir: Path) -> dict:
     up += ["--name-prefix", PREFIX[flavour], "--subnet", "auto"]
     if flavour == "system":
         up += ["--openpbs", str(args.openpbs)]
-    stamp(f"{flavour}: {' '.join(up[2:])}")
+    stamp(f"{flavour}: {' '.join(up[2:])} (output: {out_dir / f'flavours-{flavour}-up.log'})")
     up_s, proc = run(up, out_dir / f"flavours-{flavour}-up.log")
     if proc.returncode != 0:
         run([*HARNESS, "down", *where], out_dir / f"flavours-{flavour}-down.log")

@@ -106,6 +106,23 @@ def slowest(junit: Path, top: int = 10) -> dict[str, list[dict[str, object]]]:
     return {s: sorted(t, key=lambda t: -float(t["seconds"]))[:top] for s, t in per_suite.items()}  # type: ignore[arg-type]
 
 
+def run_logged(argv: list[str], log: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """Run argv with its output (stdout and stderr, merged) written to `log` as it comes, so a long step can
+    be followed with `tail -f`; the whole output is also returned, as stdout."""
+    log.parent.mkdir(parents=True, exist_ok=True)
+    lines: list[str] = []
+    with (
+        log.open("w") as out,
+        subprocess.Popen(argv, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) as proc,
+    ):
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            out.write(line)
+            out.flush()
+            lines.append(line)
+    return subprocess.CompletedProcess(argv, proc.returncode, "".join(lines), "")
+
+
 def run_suites(label: str, clusters: int, args: argparse.Namespace, members: list[fleet.Member]) -> dict:
     junit = ROOT / "reports" / "bench" / f"parallel-{label}.xml"
     junit.parent.mkdir(parents=True, exist_ok=True)
@@ -116,11 +133,11 @@ def run_suites(label: str, clusters: int, args: argparse.Namespace, members: lis
     sampler = Sampler(members[:clusters])
     sampler.start()
     start = time.monotonic()
-    proc = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, check=False)
+    print(f"    output: {junit.with_suffix('.log')}", flush=True)
+    proc = run_logged(argv, junit.with_suffix(".log"), env)
     wall = time.monotonic() - start
     sampler.stop.set()
     sampler.join()
-    (junit.with_suffix(".log")).write_text(proc.stdout + proc.stderr)
     summary = [ln for ln in proc.stdout.splitlines() if re.search(r"=+ .*(passed|failed).* in ", ln)]
     suites = {name: seconds_of(wall_) for name, _counts, wall_ in SUITE_LINE.findall(proc.stdout)}
     print(f"    {summary[-1] if summary else '(no pytest summary)'}; wall {wall:.0f}s; exit {proc.returncode}")
