@@ -30,7 +30,7 @@ system    = $(filter system,$(FLAVOUR))
 openpbs   = $(or $(OPENPBS),$(if $(system),$(shell scripts/ci/install-openpbs.sh --source 2>/dev/null)))
 HOST_ARGS = --flavour $(FLAVOUR) $(if $(system),--image $(IMAGE)) $(if $(openpbs),--openpbs $(openpbs))
 
-.PHONY: venv test unit lint acceptance print-flavour down bench bench-suites bench-parallel bench-flavours bench-ptl clean
+.PHONY: venv test unit lint acceptance down bench bench-suites bench-parallel bench-flavours bench-ptl clean
 
 # The versions of constraints.txt, dependencies of dependencies too (a lock; `make lock` rewrites it).
 $(VENV)/.installed: requirements.txt requirements-dev.txt constraints.txt pyproject.toml
@@ -79,10 +79,6 @@ acceptance: venv
 	scripts/ci/install-system-packages.sh
 	$(HARNESS) up --clusters $(CLUSTERS) $(HOST_ARGS) $(UP_ARGS)
 	$(HARNESS) test --clusters $(CLUSTERS) $(PYTEST_ARGS)
-
-# The flavour `make acceptance` uses (.ci/run asks, so that CI runs the README's default).
-print-flavour:
-	@echo $(FLAVOUR)
 
 down: venv
 	$(HARNESS) down
