@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -121,9 +122,11 @@ def run_playbook(
     with log.open("w") as out:
         # A group of its own, ended whole (SIGTERM, then SIGKILL after PLAYBOOK_GRACE s) when this wait is
         # interrupted (Ctrl-C, SIGTERM): no ansible worker or ssh goes on alone.
+        dies = shell.dies_with_this_process(signal.SIGTERM)  # also when this process is SIGKILLed
         proc = subprocess.Popen(
             argv, cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1,
             stdin=subprocess.DEVNULL, start_new_session=True,
+            preexec_fn=dies,  # noqa: PLW1509 - it only calls prctl
         )  # fmt: skip
         assert proc.stdout is not None
         try:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import os
 import signal
 import subprocess
@@ -49,6 +50,25 @@ def run(
             kill_group(proc)
             raise
     return LocalResult(tuple(argv), proc.returncode, stdout, stderr)
+
+
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
+
+
+def dies_with_this_process(signum: int):
+    """A preexec_fn for a child started in a session of its own (start_new_session): the kernel sends it
+    `signum` when the process that started it dies, even by SIGKILL, which no handler sees. Without it, a
+    `pbs-harness test` killed with SIGKILL (a CI job cancelled, an OOM kill, kill -9) left its pytest
+    session running against the cluster, beside the next session."""
+    parent = os.getpid()
+    libc = ctypes.CDLL(None, use_errno=True)
+
+    def preexec() -> None:
+        libc.prctl(PR_SET_PDEATHSIG, signum, 0, 0, 0)
+        if os.getppid() != parent:  # the parent died before prctl took effect
+            os.kill(os.getpid(), signum)
+
+    return preexec
 
 
 def kill_group(proc: subprocess.Popen, grace: float = 0.0) -> None:

@@ -12,7 +12,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from pbs_harness import errors
+from pbs_harness import errors, shell
 from pbs_harness.cli.common import progress, use_state_dir
 from pbs_harness.errors import PreconditionError, UsageError
 
@@ -153,7 +153,9 @@ def _run_pytest(argv: list[str], root: Path) -> tuple[int, bool]:
     """pytest's exit code, and whether a stop signal (Ctrl-C, SIGTERM) was passed to it."""
     # Own session: a terminal Ctrl-C reaches pytest once, through forward(), not twice. pytest heals
     # the running test's faults on SIGINT (a parallel run's controller passes it to every worker).
-    child = subprocess.Popen(argv, cwd=root, start_new_session=True)
+    # SIGINT too when this process is killed outright (SIGKILL): pytest heals and stops, not runs on alone.
+    dies = shell.dies_with_this_process(signal.SIGINT)
+    child = subprocess.Popen(argv, cwd=root, start_new_session=True, preexec_fn=dies)  # noqa: PLW1509 - prctl only
     signalled = False
 
     def forward(signum: int, _frame: object) -> None:
