@@ -96,13 +96,23 @@ def test_hooks_present(host) -> None:
         assert f"Hook {name}" in out, f"hook {name} not installed"
 
 
-def test_server_answers_and_nodes_free(host) -> None:
+NOT_UP = ("down", "unknown", "initializing", "stale")  # the openpbs_mom role's wait.yml, openpbs_mom_wait_for: up
+
+
+def test_server_answers_and_nodes_ready(host) -> None:
+    """Every mom is a node, in the state the deploy waited for (openpbs_mom_wait_for): free, or up (its
+    mom reports: not down, unknown, initializing or stale)."""
     if not _is_server(host):
         pytest.skip("server host only")
     out = host.check_output(f"{_prefix(host)}/bin/pbsnodes -av -F json")
 
     nodes = json.loads(out, strict=False)["nodes"]
-    moms = _vars(host)["groups"]["pbs_moms"]
-    for mom in moms:
+    hostvars = _vars(host)
+    wanted = hostvars.get("openpbs_mom_wait_for", "up")
+    for mom in hostvars["groups"]["pbs_moms"]:
         assert mom in nodes, f"node {mom} not created on the server"
-        assert nodes[mom]["state"] == "free", f"node {mom} is {nodes[mom]['state']}"
+        state = nodes[mom]["state"]
+        if wanted == "free":
+            assert state == "free", f"node {mom} is {state}, expected free (openpbs_mom_wait_for: free)"
+        elif wanted == "up":
+            assert not any(s in state for s in NOT_UP), f"node {mom} is {state}, expected up (openpbs_mom_wait_for: up)"
