@@ -18,6 +18,7 @@ from pbs_harness.cli.argv import TestHelp, Version, inventory_before_verb, split
 from pbs_harness.cli.common import DEBUG_ENV, cluster_count, host_count, seconds, subnet, tags
 from pbs_harness.cli.deploy import cmd_deploy, cmd_up, cmd_verify
 from pbs_harness.cli.local import (
+    cmd_cache,
     cmd_cluster_down,
     cmd_cluster_ssh,
     cmd_cluster_status,
@@ -206,6 +207,9 @@ def build_parser() -> argparse.ArgumentParser:
     _report_command(sub)
     _local_command(sub, "down", "remove the local cluster", cmd_down)
     _local_command(sub, "status", "state of the local cluster's hosts", cmd_cluster_status)
+    p = sub.add_parser("cache", help="the system hosts' image layers and OpenPBS packages: sizes, stale ones")
+    p.add_argument("--prune", action="store_true", help="remove the stale ones (older recipes', unused)")
+    p.set_defaults(func=cmd_cache)
 
     cluster = sub.add_parser("cluster", help="local cluster of namespaced hosts")
     csub = cluster.add_subparsers(dest="verb", required=True, metavar="VERB")

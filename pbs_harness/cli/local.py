@@ -141,6 +141,28 @@ def _forget_member(first_root: Path, member_root: str) -> None:
         state.save(first, first_root)
 
 
+def cmd_cache(args: argparse.Namespace) -> int:
+    """The system hosts' cache: each image layer and package set with its size and status; --prune
+    removes the stale ones (made by older recipes, used by no recorded cluster)."""
+    from pbs_harness import image_cache, images
+
+    found = image_cache.entries()
+    print(f"cache {images.cache_dir()} (${images.CACHE_ENV} moves it)")
+    if not found:
+        print("  empty: system hosts make their images and packages on their first up")
+    for e in found:
+        print(f"  {e.kind:8} {e.path.name:50} {e.size / 2**20:7.0f} MiB  {e.status:7}  {e.about}")
+    stale = [e for e in found if e.status == "stale"]
+    mib = sum(e.size for e in stale) / 2**20
+    if not args.prune:
+        print(f"{len(stale)} stale ({mib:.0f} MiB)" + (": pbs-harness cache --prune removes them" if stale else ""))
+        return errors.EXIT_OK
+    require_root()
+    removed = image_cache.prune(found)
+    print(f"removed {len(removed)} stale ({mib:.0f} MiB)")
+    return errors.EXIT_OK
+
+
 def cmd_cluster_status(args: argparse.Namespace) -> int:
     from pbs_harness.localcluster import fleet, provider
 
