@@ -42,7 +42,8 @@ def sleep_on_every_chunk(prefix: str, seconds: int) -> str:
 
 
 def sleep_on_every_chunk_and_burn_on(prefix: str, host: str, burn_seconds: int, seconds: int) -> str:
-    """sleep_on_every_chunk, plus one more task on `host` (pbsdsh -h) that keeps a cpu busy until it
+    """sleep_on_every_chunk, plus one more task on `host` (pbs_tmrsh HOST: a task spawned through the task
+    manager, as pbsdsh's -h would, which OpenPBS 23.06.06 does not have) that keeps a cpu busy until it
     has used BURN_SECONDS of cpu time (its own utime + stime from /proc/$$/stat, read with bash's `read`:
     no process is started), then sleeps in the same process: the job's cpu time comes from that host
     alone, whatever else the machine runs, and stays visible to its mom's samples (a process that ended
@@ -56,7 +57,7 @@ def sleep_on_every_chunk_and_burn_on(prefix: str, host: str, burn_seconds: int, 
     )
     return f"""#!/bin/bash
 {prefix}/bin/pbsdsh -- /bin/sleep {seconds} &
-{prefix}/bin/pbsdsh -h {host} -- /bin/bash -c '{burn}' &
+{prefix}/bin/pbs_tmrsh {host} /bin/bash -c '{burn}' &
 /bin/sleep {seconds}
 """
 
