@@ -85,6 +85,13 @@ class Resv:
     submitted: datetime  # for log and accounting windows that include the first confirmation
 
 
+# The zone of standing reservations' rules (PBS_TZID): UTC, so rule times are the UTC times the tests
+# compute. Not Etc/UTC: pbs_rsub looks the zone up in libical's builtin list, and Debian 11's libical
+# 3.0.9 refuses Etc/UTC ("pbs_rsub: Unrecognized PBS_TZID environment variable", seen on v22.05.11 and
+# v23.06.06 hosts) while it takes UTC; Debian 12's takes both.
+RRULE_TZID = "UTC"
+
+
 def submit_resv(
     pbs: Pbs,
     select: str,
@@ -101,7 +108,7 @@ def submit_resv(
     args = ["-R", rsub_time(start), "-D", str(duration), "-l", f"select={select}", "-l", f"place={place}"]
     if rrule:
         args += ["-r", rrule]
-    rid, _ = pbs.resv.submit(*args, user=user, tzid="Etc/UTC" if rrule else None)
+    rid, _ = pbs.resv.submit(*args, user=user, tzid=RRULE_TZID if rrule else None)
     resv = pbs.resv.wait_state(rid, CONFIRMED, timeout=30)
     assert rstat_epoch(resv["reserve_start"]) == start, resv["reserve_start"]
     return Resv(rid, start, start + duration, resv["queue"], submitted)
