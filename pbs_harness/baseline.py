@@ -131,22 +131,25 @@ def take_at_session_start(pbs: Pbs, repaired: Callable[[str], None]) -> Snapshot
     done, failed = drift.repair(pbs, declared, always_reset_retry=True)
     for what in done + _put_back_saved_mom_configs(pbs):
         repaired(f"at session start: {what}")
-    phantoms = _clear_phantom_assignments(pbs, timeout=90)
-    if phantoms is not None:
-        found, still = phantoms
-        # The restart brings back a reserve_retry_init kept out of view in the server's database.
-        again, failed_again = drift.repair(pbs, declared, always_reset_retry=True)
-        failed += failed_again
-        repaired(
-            f"at session start: resources assigned but no job ({'; '.join(found)}): pbs_server restarted"
-            + (f", still: {'; '.join(still)}" if still else ", cleared")
-            + (f"; then {'; '.join(again)}" if again else "")
-        )
-        failed += [f"phantom assignment {p}" for p in still]
     snap = take(pbs)
     if dirty(snap):
-        with contextlib.suppress(AssertionError, WaitTimeout):
-            pbs.nodes.wait_state(list(snap.nodes), "free", timeout=90)
+        # Deleted reservations and jobs go in PBS's own time (a running reservation's job first).
+        with contextlib.suppress(WaitTimeout):
+            snap = wait_until(lambda: take(pbs), lambda s: not dirty(s), timeout=120, describe="leftovers gone")
+        snap = take(pbs)
+    if not dirty(snap):  # no job, no reservation, every vnode free: whatever is assigned belongs to nothing
+        phantoms = _clear_phantom_assignments(pbs, timeout=90)
+        if phantoms is not None:
+            found, still = phantoms
+            # The restart brings back a reserve_retry_init kept out of view in the server's database.
+            again, failed_again = drift.repair(pbs, declared, always_reset_retry=True)
+            failed += failed_again
+            repaired(
+                f"at session start: resources assigned but no job ({'; '.join(found)}): pbs_server restarted"
+                + (f", still: {'; '.join(still)}" if still else ", cleared")
+                + (f"; then {'; '.join(again)}" if again else "")
+            )
+            failed += [f"phantom assignment {p}" for p in still]
         snap = take(pbs)
     leftover = repair_stale_mom_hooks(pbs)
     if leftover is not None:
