@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pbs_harness.errors import PreconditionError
+from pbs_harness.openpbs_source import sha256_file
 
 # What PTL needs from the source: the framework, the tests, upstream's accounts list and the version.
 SOURCE_PARTS = ("test/fw", "test/tests", "ci/etc/install-system-packages", "configure.ac")
@@ -39,21 +40,13 @@ class Source:
     ident: str  # archive:<sha256> or tree:<sha256>, as install-openpbs-from-source.sh records it
 
 
-def _sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def tree_ident(root: Path) -> str:
     """`find . -path ./.git -prune -o -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum | sha256sum`."""
     files = sorted(
         (p for p in root.rglob("*") if p.is_file() and not p.is_symlink() and p.relative_to(root).parts[0] != ".git"),
         key=lambda p: ("./" + p.relative_to(root).as_posix()).encode(),
     )
-    listing = "".join(f"{_sha256_file(p)}  ./{p.relative_to(root).as_posix()}\n" for p in files)
+    listing = "".join(f"{sha256_file(p)}  ./{p.relative_to(root).as_posix()}\n" for p in files)
     return "tree:" + hashlib.sha256(listing.encode()).hexdigest()
 
 
@@ -64,7 +57,7 @@ def source(path: Path) -> Source:
                                     "name the top folder of an OpenPBS checkout, or an openpbs-*.tar.gz")  # fmt: skip
         return Source(path, tree_ident(path))
     if path.is_file() and path.name.endswith((".tar.gz", ".tgz")):
-        return Source(path, "archive:" + _sha256_file(path))
+        return Source(path, "archive:" + sha256_file(path))
     raise PreconditionError(
         f"{path} is neither an OpenPBS source tree nor a .tar.gz archive",
         "name the OpenPBS source the cluster's OpenPBS was built from (--source / OPENPBS_SOURCE)",
