@@ -8,12 +8,11 @@ interfaces by id. A file that is not a conformance report is refused naming what
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pbs_harness.conformance import provenance
+from pbs_harness.conformance import jsonfile, provenance
 from pbs_harness.errors import PreconditionError
 
 HINT = "give the conformance.json that `pbs-harness test` or `pbs-harness report` wrote (reports/conformance.json)"
@@ -45,18 +44,7 @@ class Build:
 
 def load(path: Path) -> list[Build]:
     """The builds of the conformance report in `path`, or an error naming the file and what is wrong."""
-    if not path.is_file():
-        raise PreconditionError(f"conformance report {path} does not exist (or is not a file)", HINT)
-    try:
-        data = json.loads(path.read_text())
-    except OSError as exc:
-        raise PreconditionError(f"cannot read conformance report {path}: {exc.strerror}", HINT) from exc
-    except UnicodeDecodeError as exc:
-        raise PreconditionError(f"conformance report {path} is not text: {exc.reason}", HINT) from exc
-    except json.JSONDecodeError as exc:
-        raise PreconditionError(
-            f"conformance report {path} is not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})", HINT
-        ) from exc
+    data = jsonfile.read(path, "conformance report", HINT)
     problem = _shape_problem(data)
     if problem:
         raise PreconditionError(f"{path} is not a conformance report: {problem}", HINT)

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
+from pbs_harness.conformance import jsonfile
 from pbs_harness.errors import PreconditionError
 
 HINT = "give the results.json a test run wrote (reports/results.json by default, or pytest's --results-json)"
@@ -13,18 +13,7 @@ HINT = "give the results.json a test run wrote (reports/results.json by default,
 
 def load(path: Path) -> dict[str, Any]:
     """The results in `path`, or an error naming the file and what is wrong with it."""
-    if not path.is_file():
-        raise PreconditionError(f"results file {path} does not exist (or is not a file)", HINT)
-    try:
-        data = json.loads(path.read_text())
-    except OSError as exc:
-        raise PreconditionError(f"cannot read results file {path}: {exc.strerror}", HINT) from exc
-    except UnicodeDecodeError as exc:
-        raise PreconditionError(f"results file {path} is not text: {exc.reason}", HINT) from exc
-    except json.JSONDecodeError as exc:
-        raise PreconditionError(
-            f"results file {path} is not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})", HINT
-        ) from exc
+    data = jsonfile.read(path, "results file", HINT)
     problem = _shape_problem(data)
     if problem:
         raise PreconditionError(f"results file {path} is not a test run's results: {problem}", HINT)
