@@ -12,6 +12,7 @@ from pbs_harness.waits import WaitTimeout
 from ptl_tests.hook_files import install_hooks
 from ptl_tests.reliable_startup.jobs import START_TIMEOUT, assert_reach, report_job
 from ptl_tests.reliable_startup.sister_faults import JOIN_TIMEOUT, SisterFault, start_with_fault
+from ptl_tests.reliable_startup.sister_waits import host_vnodes, listed
 from ptl_tests.reliable_startup_helpers import (
     IGNORING,
     ORIGINAL_SELECT,
@@ -116,7 +117,7 @@ def test_failed_sister_pruned_away(kit, nemesis, conformance, names, *, fault, r
 
 @pytest.mark.spec("RJS-2", "RJS-5", "RJS-8")
 @pytest.mark.guards("RJS-2", "RJS-5", "RJS-8")
-def test_two_failed_sisters_a_bigger_chunk_serves_the_small_one(kit, nemesis, short_alarms) -> None:
+def test_two_failed_sisters_a_bigger_chunk_serves_the_small_one(kit, nemesis, short_alarms, request) -> None:
     """PTL t6: both 1-cpu chunks fail (execjob_begin reject on one host, execjob_prologue
     exception on the other), so the 1-cpu chunk of keep_select is cut out of a spare 2-cpu chunk."""
     pbs, at_prologue, at_begin = kit.pbs, kit.roles.sister(3), kit.roles.sister(4)  # the 1-cpu sisters
@@ -131,6 +132,13 @@ def test_two_failed_sisters_a_bigger_chunk_serves_the_small_one(kit, nemesis, sh
     assert small == [at_prologue, at_begin], initial  # the failures hit exactly the small chunks
     kit.mom.expect(f"Job;{job_id};{START_ERROR.format(host=at_begin, what='JOIN_JOB')}", kit.since, 10)
     kit.mom.expect(f"Job;{job_id};{START_ERROR.format(host=at_prologue, what='IM_EXEC_PROLOGUE')}", kit.since, 10)
+    # Both failures reach the launch hook (checked before the prune it drives, so a lost one is named here).
+    failed_vnodes = host_vnodes(initial, at_prologue, at_begin)
+    fail_listed = listed(kit, "launch", "vnode_list_fail")
+    if fail_listed != failed_vnodes:
+        for host in (at_begin, at_prologue):
+            met_empty_fail_list(kit, request, job_id, host, knew=IGNORING.format(host=host))
+    assert fail_listed == failed_vnodes, f"launch hook's vnode_list_fail {fail_listed}, expected {failed_vnodes}"
     expected = expected_prune(initial, ORIGINAL_SELECT, {at_prologue, at_begin})
     assert (expected[2][0].ncpus, expected[2][0].host) == (
         1,
