@@ -157,7 +157,7 @@ def test_admin_suspended_subjobs_stay_suspended_across_a_server_restart(kit, pbs
 
 
 STALE_MAINTENANCE = (
-    "OpenPBS 23.06.06 bug: node attributes are saved with `attributes = attributes || hstore(...)` "
+    "OpenPBS bug (master, 23.06.06, 22.05.11): node attributes are saved with `attributes = attributes || hstore(...)` "
     "(src/lib/Libdb/pgsql/db_node.c), so an emptied maintenance_jobs is never removed from the database; "
     "pbsd_init.c then puts the node back into maintenance for every listed job that still exists (running, "
     "or finished and kept in the job history). Observed: after admin-suspend, admin-resume (node free) and a "

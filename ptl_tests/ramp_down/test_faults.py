@@ -102,7 +102,8 @@ class ReleasedHostReassigned(AssertionError):
 
 
 RELEASED_HOST_REASSIGNED = (
-    "OpenPBS 23.06.06: after qterm -t quick and a server start, the running job keeps its pruned exec_vnode but "
+    "OpenPBS (master, 23.06.06, 22.05.11): "
+    "after qterm -t quick and a server start, the running job keeps its pruned exec_vnode but "
     "the released (and already freed) host is assigned to it again: pbsnodes shows <plain host> state=job-busy, "
     "jobs=[<job>], resources_assigned ncpus=2 mem=2097152kb while the job's exec_vnode no longer names it, so "
     "the host stays unusable for other jobs; after the job ends the host keeps resources_assigned.ncpus=2 "

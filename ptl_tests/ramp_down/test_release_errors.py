@@ -53,7 +53,7 @@ BARE_15010 = re.compile(r"pbs_release_nodes: Server returned error 15010 for job
 @pytest.mark.xfail(
     strict=True,
     raises=BareSystemError,
-    reason="OpenPBS 23.06.06 answers a vnode that is not part of the job with a bare "
+    reason="OpenPBS (master, 23.06.06, 22.05.11) answers a vnode that is not part of the job with a bare "
     "'pbs_release_nodes: Server returned error 15010 for job' (PBSE_SYSTEM) instead of naming the vnode",
 )
 def test_error_vnode_not_part_of_the_job(pbs, roles, running_job, conformance, where: str) -> None:

@@ -104,7 +104,8 @@ class NoAttemptAtRetryTime(AssertionError):
 NO_ATTEMPT_XFAIL = pytest.mark.xfail(
     strict=True,
     raises=NoAttemptAtRetryTime,
-    reason="OpenPBS 23.06.06: a confirmed reservation put in conflict by a maintenance reservation gets no "
+    reason="OpenPBS (master, 23.06.06, 22.05.11): "
+    "a confirmed reservation put in conflict by a maintenance reservation gets no "
     "reconfirmation attempt at its reserve_retry: degrade_overlapping_resv (src/server/req_rescq.c) sets it "
     "with set_resv_retry, not forced, and resv_retry_handler (svr_jobfunc.c) then asks the scheduler for "
     "nothing because none of the reservation's vnodes is down (ri_vnodes_down == 0). It stays "
@@ -141,7 +142,8 @@ class CorruptedResvNodes(AssertionError):
 CORRUPTED_XFAIL = pytest.mark.xfail(
     strict=True,
     raises=(CorruptedResvNodes, NoAttemptAtRetryTime),
-    reason="OpenPBS 23.06.06: when a maintenance reservation takes a host from a 2-node reservation, "
+    reason="OpenPBS (master, 23.06.06, 22.05.11): "
+    "when a maintenance reservation takes a host from a 2-node reservation, "
     "remove_node_from_resv (src/server/req_rescq.c) hands set_rattr_str_slim a pointer into the resv_nodes "
     "string it replaces, so resv_nodes becomes freed-memory garbage (pbs_rstat printed a few binary bytes "
     "instead of (<plain host 1>:ncpus=2)), although a scheduling cycle still reconfirms it on the right nodes; "
@@ -214,7 +216,8 @@ class NotReconfirmedBetweenOccurrences(AssertionError):
 STANDING_CONFLICT_XFAIL = pytest.mark.xfail(
     strict=True,
     raises=NotReconfirmedBetweenOccurrences,
-    reason="OpenPBS 23.06.06 does not reconfirm a standing in-conflict reservation between occurrences: the "
+    reason="OpenPBS (master, 23.06.06, 22.05.11) "
+    "does not reconfirm a standing in-conflict reservation between occurrences: the "
     "next occurrence gets its nodes from resv_execvnodes again, the maintenance reservation's host included, "
     "as RESV_CONFIRMED/10 with reserve_retry = then + 120 s (Time4occurrenceFinish); at that time "
     "resv_retry_handler asks the scheduler for nothing (no vnode of the reservation is down, ri_vnodes_down "

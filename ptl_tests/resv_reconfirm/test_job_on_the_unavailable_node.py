@@ -38,7 +38,8 @@ class ReconfirmedUnderAJob(AssertionError):
 MAINTENANCE_XFAIL = pytest.mark.xfail(
     strict=True,
     raises=ReconfirmedUnderAJob,
-    reason="OpenPBS 23.06.06 reconfirms a running reservation whose node went into maintenance under its own "
+    reason="OpenPBS (master, 23.06.06, 22.05.11) "
+    "reconfirms a running reservation whose node went into maintenance under its own "
     "job: the scheduler only counts running jobs (check_chunk_running, resv queue running_jobs) and the "
     "admin-suspended job is S, so at the first retry the reservation moves, e.g. Y record "
     "nodes=(<plain host 1>:ncpus=2)+(<plain host 3>:ncpus=2) while job <job id> stays admin-suspended on "

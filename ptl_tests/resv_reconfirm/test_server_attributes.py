@@ -146,7 +146,8 @@ def test_deprecated_reserve_retry_init_still_sets_reserve_retry_time(rv) -> None
 @pytest.mark.xfail(
     strict=True,
     raises=StaleRetryTime,
-    reason="OpenPBS 23.06.06: 'unset server reserve_retry_init' resets the server's retry interval to 600 s "
+    reason="OpenPBS (master, 23.06.06, 22.05.11): "
+    "'unset server reserve_retry_init' resets the server's retry interval to 600 s "
     "(req_manager.c) but leaves reserve_retry_time showing the value init had copied into it (7): the "
     "reservation's reserve_retry is then 600 s away while qstat -Bf says reserve_retry_time = 7",
 )
