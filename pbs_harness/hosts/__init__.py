@@ -1,0 +1,80 @@
+"""The registry of host kinds: one table, name -> "module.Class" (as testinfra's backend/__init__.py).
+
+Every host names its kind in one inventory variable, KIND_VAR. The kind's class (a
+pbs_harness.hosts.base.HostKind) is imported by its dotted path only when asked for, so this module
+imports no kind and no kind imports it back: no import cycle, whatever a kind needs.
+
+Adding a kind of host is one module with one HostKind subclass, and one line in KINDS.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from pbs_harness.hosts.base import HostKind, HostVars
+
+if TYPE_CHECKING:
+    from pbs_harness.cluster import Cluster
+
+# The one inventory variable that names a host's kind.
+KIND_VAR = "pbs_harness_host_kind"
+# A host without KIND_VAR: reached over SSH only.
+DEFAULT_KIND = "ssh"
+
+KINDS: dict[str, str] = {
+    "namespace": "pbs_harness.backends.namespace.NamespaceHost",
+    "system": "pbs_harness.backends.system.SystemHost",
+    "ssh": "pbs_harness.backends.ssh.SshHost",
+}
+
+# Inventories written before KIND_VAR said "local host" and "flavour" in two variables; read them too,
+# so a cluster brought up by an older checkout keeps its kind.
+_LEGACY_LOCAL_VAR = "local_cluster_host"
+_LEGACY_FLAVOUR_VAR = "local_cluster_flavour"
+
+
+class UnknownKind(ValueError):
+    def __init__(self, name: str) -> None:
+        super().__init__(
+            f"unknown kind of host {name!r} (known: {', '.join(sorted(KINDS))}); set {KIND_VAR} to one of them"
+        )
+        self.name = name
+
+
+def names() -> tuple[str, ...]:
+    return tuple(KINDS)
+
+
+def get_kind_class(name: str) -> type[HostKind]:
+    """The class of the kind `name`, imported by its dotted path."""
+    try:
+        dotted = KINDS[name]
+    except KeyError:
+        raise UnknownKind(name) from None
+    module, _, cls = dotted.rpartition(".")
+    return getattr(importlib.import_module(module), cls)
+
+
+def kind_name(host_vars: HostVars) -> str:
+    """The kind a host's inventory variables name."""
+    name = host_vars.get(KIND_VAR)
+    if name:
+        return str(name)
+    if host_vars.get(_LEGACY_LOCAL_VAR):
+        return str(host_vars.get(_LEGACY_FLAVOUR_VAR) or "namespace")
+    return DEFAULT_KIND
+
+
+def kind_of(host_vars: HostVars) -> type[HostKind]:
+    """The class of a host's kind, from its inventory variables."""
+    return get_kind_class(kind_name(host_vars))
+
+
+def host(name: str, host_vars: Mapping[str, Any], cluster: Cluster | None = None) -> HostKind:
+    """One host as its kind models it."""
+    return kind_of(host_vars)(name, host_vars, cluster)
+
+
+__all__ = ["KINDS", "KIND_VAR", "HostKind", "UnknownKind", "get_kind_class", "host", "kind_name", "kind_of", "names"]

@@ -1,0 +1,196 @@
+"""The one interface every kind of host implements (the registry: pbs_harness.hosts).
+
+A kind of host is one class in one module. Its class attributes say what the harness may do with
+such hosts (Molecule's driver: `managed`, its capabilities); its class methods answer for an
+inventory whose server host is of this kind (inventory facts, checks before anything connects,
+the record of who brought the hosts up); an instance is one host, built from its inventory
+variables, and owns that host's lifecycle (create, start, wait, destroy), its faults and their
+mechanisms (Jepsen's nemesis acts through them), and the heal of what a killed run left.
+
+Callers ask the registry for a host's kind once, from one inventory variable
+(pbs_harness.hosts.KIND_VAR), and then only ask the kind: no code outside the kind modules
+compares a kind's name or branches on `managed`/`shares_controller_files` to pick behaviour that
+belongs to the kind.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+
+if TYPE_CHECKING:
+    from pbs_harness.cluster import Cluster
+
+# A host's inventory variables, as `ansible-inventory --list` gives them.
+HostVars = Mapping[str, Any]
+
+# The faults a kind may support; a kind lists those it can do in FAULTS, and a test that needs one
+# it lacks skips naming the missing capability, never the kind.
+CRASH, BOOT, PAUSE, PARTITION = "crash", "boot", "pause", "partition"
+ALL_FAULTS = frozenset({CRASH, BOOT, PAUSE, PARTITION})
+
+
+class UnsupportedByKind(NotImplementedError):
+    """The kind of host cannot do this (e.g. create a host it does not manage)."""
+
+    def __init__(self, kind: str, what: str) -> None:
+        super().__init__(f"hosts of kind {kind!r} cannot {what}")
+        self.kind = kind
+        self.what = what
+
+
+class BroughtUp(Protocol):
+    """The machine's record of hosts the harness brought up (e.g. the local cluster's state)."""
+
+    owner: str | None  # the checkout that brought them up; None when the record predates owners
+
+    @property
+    def label(self) -> str: ...  # e.g. `local cluster pbsh01..pbsh06 (10.71.0.0/24)`
+
+
+class HostKind(ABC):
+    """One host of one kind. Subclasses set NAME and implement the abstract methods."""
+
+    NAME: ClassVar[str]
+    # The harness creates and destroys these hosts itself (`pbs-harness up` also repairs them; its
+    # advice names `up` only then). Replaces the old Provider.brings_up.
+    managed: ClassVar[bool] = False
+    # The hosts see this machine's /opt (its OpenPBS) and the state directory at the same paths, so
+    # OpenPBS is checked here and PTL installed once for all. Replaces Provider.shares_openpbs.
+    shares_controller_files: ClassVar[bool] = False
+    # The faults this kind can inject, and how each acts (for the fault log, Jepsen's history).
+    FAULTS: ClassVar[frozenset[str]] = frozenset()
+    MECHANISMS: ClassVar[Mapping[str, str]] = {}
+
+    def __init__(self, name: str, host_vars: HostVars, cluster: Cluster | None = None) -> None:
+        self.name = name
+        self.host_vars = host_vars
+        self.cluster = cluster  # the connections of the inventory (run, check); None before deploy
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name}>"
+
+    @property
+    def kind(self) -> str:
+        return self.NAME
+
+    @property
+    def mechanisms(self) -> Mapping[str, str]:
+        return self.MECHANISMS
+
+    def can(self, fault: str) -> bool:
+        return fault in self.FAULTS
+
+    # -- inventory facts: asked of the kind of an inventory's server host -----------------------
+
+    @classmethod
+    def claims_inventory(cls, path: Path) -> bool:
+        """The inventory at `path` is this kind's, known before it is listed (e.g. an inventory script)."""
+        return False
+
+    @classmethod
+    def check_listable(cls, path: Path) -> None:
+        """Refuse (PreconditionError) to list the inventory at `path` while its hosts are not there."""
+        return None
+
+    @classmethod
+    def check_network(cls, server_vars: HostVars) -> None:
+        """Refuse (PreconditionError) to probe the hosts while their addresses would not reach them."""
+        return None
+
+    @classmethod
+    def unreachable_hint(cls, inventory_path: Path) -> str:
+        """What to do about hosts of this kind that do not answer."""
+        return f"check that these hosts are running and that ansible_host/ansible_port in {inventory_path} are right"
+
+    @classmethod
+    def brought_up(cls, server_vars: HostVars | None = None) -> BroughtUp | None:
+        """The record of the hosts the harness brought up, or None (not managed, or none up)."""
+        return None
+
+    @classmethod
+    def cluster_name(cls, server_vars: HostVars) -> str | None:
+        """A short name for the cluster in reports, or None for the server host's name."""
+        return None
+
+    @classmethod
+    def shared_dir(cls, server_vars: HostVars) -> Path | None:
+        """A directory of this machine the hosts see at the same path, or None."""
+        return None
+
+    @classmethod
+    def host_ssh_config(cls, server_vars: HostVars) -> Path | None:
+        """An ssh_config at a path the hosts see, with which root logs in from one host to another; None:
+        the hosts must allow it on their own."""
+        return None
+
+    # -- lifecycle (managed kinds; an unmanaged kind's hosts exist before and after the harness) --
+
+    def create(self) -> None:
+        """Make the host (disk, root file system, instance) before its first start."""
+        raise UnsupportedByKind(self.NAME, "create hosts")
+
+    def start(self) -> None:
+        """Start the host without waiting for it (several start at once; wait_ready waits)."""
+        raise UnsupportedByKind(self.NAME, "start hosts")
+
+    def wait_ready(self, timeout: float = 30) -> None:
+        """Return once the host's sshd answers; raise UnreachableError at the timeout."""
+        raise UnsupportedByKind(self.NAME, "wait for hosts")
+
+    def destroy(self) -> None:
+        """Remove the host for good (`down`)."""
+        raise UnsupportedByKind(self.NAME, "destroy hosts")
+
+    # -- commands -------------------------------------------------------------------------------
+
+    def run(self, command: str, timeout: float = 120) -> Any:
+        """Run a command on the host over the inventory's connection (a transport.CommandResult)."""
+        if self.cluster is None:
+            raise UnsupportedByKind(self.NAME, "run commands before the cluster's connections exist")
+        return self.cluster.hosts[self.name].run(command, timeout=timeout)
+
+    # -- state and faults -----------------------------------------------------------------------
+
+    @abstractmethod
+    def is_running(self) -> bool: ...
+
+    @abstractmethod
+    def is_paused(self) -> bool: ...
+
+    @abstractmethod
+    def is_partitioned(self) -> bool: ...
+
+    def pids(self) -> list[int]:
+        """The host's processes as this machine sees them; [] where it cannot."""
+        return []
+
+    @abstractmethod
+    def crash(self) -> None:
+        """Every process of the host dies at once (or the closest the kind can get)."""
+
+    @abstractmethod
+    def boot(self) -> None:
+        """Bring the host back after a crash; returns once it answers."""
+
+    @abstractmethod
+    def pause(self) -> None: ...
+
+    @abstractmethod
+    def resume(self) -> None: ...
+
+    @abstractmethod
+    def partition(self) -> None:
+        """All traffic to and from the host dropped while its processes live."""
+
+    @abstractmethod
+    def reconnect(self) -> None: ...
+
+    def heal_leftovers(self) -> None:
+        """Undo any fault a killed run left on the host: thaw, reconnect, boot (idempotent)."""
+        self.resume()
+        self.reconnect()
+        if not self.is_running():
+            self.boot()
