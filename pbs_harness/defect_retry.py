@@ -4,12 +4,15 @@ A test whose wait timed out because of a diagnosed race (the job starter stuck r
 names) says nothing about the behaviour it was written for. So its whole scenario runs once more:
 function-scoped fixtures are torn down (the stuck job deleted, faults healed, baseline checked)
 and set up again, then the test body runs on a new job. The interface still gets a verdict; the
-run keeps both attempts: the first attempt's evidence folder (`...-attempt1`), a `known_defect`
-property on the test's reports, and the count in the conformance report's header. Meeting the
-race on every attempt (three by default) is an xfail naming it and saying so; the report's header
-counts such tests. It is not made a failure: the job-array test meets the starter race on attempt
-after attempt (in 3 of the 4 runs where it met it at all), so a failure there would turn runs red
-for a known race, not for a regression (docs/test-core.md, "A race met on every attempt").
+run keeps every attempt: each earlier attempt's evidence folder (`...-attempt1`), a `known_defect`
+property on the test's reports, and the count in the conformance report's header.
+
+A race is only ever a retry, never a verdict: meeting its signature on EVERY attempt (three by
+default; one with --defect-retries 0, or when the session is stopping) FAILS the test, saying that
+the "intermittent" defect happened on N of N attempts and may be a regression. A change to OpenPBS
+that made the race permanent, or that broke the very interface whose failure the signature describes
+(e.g. vnode_list_fail always empty), must turn the run red, not into an xfail (issue #30;
+docs/test-core.md, "What can end as an xfail, a retry or a skip").
 A test without a diagnosed defect runs exactly once, as pytest would run it.
 """
 
@@ -23,7 +26,7 @@ from _pytest.runner import call_and_report
 DEFECT_KEY = pytest.StashKey[str]()
 ATTEMPT_KEY = pytest.StashKey[int]()
 PROPERTY = "known_defect"  # user property: "attempt N: <diagnosis>", one per attempt that met it and was retried
-EVERY_ATTEMPT = "known_defect_every_attempt"  # user property: N, when all N attempts met it (an xfail)
+EVERY_ATTEMPT = "known_defect_every_attempt"  # user property: N, when all N attempts met it (a failure)
 # Attempts more for a test that met a race: most tests pass on the second attempt; the job-array test
 # (two subjobs, each started with a failed sister) often meets the starter race twice in a row.
 DEFAULT_RETRIES = 2
@@ -36,7 +39,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=DEFAULT_RETRIES,
         help=(
             "attempts more, each on a fresh job, for a test that met a known OpenPBS race; met on every "
-            f"attempt it is an xfail saying so (default {DEFAULT_RETRIES}; 0: none)"
+            f"attempt it fails, as a possible regression (default {DEFAULT_RETRIES}; 0: none, a race met fails)"
         ),
     )
 
@@ -52,15 +55,33 @@ def met(request: pytest.FixtureRequest, diagnosis: str) -> NoReturn:
     end_attempt(request.node, diagnosis)
 
 
-def end_attempt(item: pytest.Item, diagnosis: str, detail: str = "") -> NoReturn:
-    """End an attempt that met a known race as an xfail naming it (another attempt follows while
-    retries are left); on the last of several attempts it says that every attempt met it."""
-    item.stash[DEFECT_KEY] = diagnosis
-    attempt = attempt_of(item)
+def last_attempt(item: pytest.Item) -> bool:
+    """Whether no attempt follows this one: retries used up, or the session is stopping (-x, Ctrl-C)."""
     retries = item.config.getoption("--defect-retries", 0) or 0
-    if attempt > 1 and attempt > retries:
-        item.user_properties.append((EVERY_ATTEMPT, attempt))
-        pytest.xfail(f"{diagnosis} (met on every one of {attempt} attempts, each on a fresh job){detail}")
+    return attempt_of(item) > retries or bool(item.session.shouldfail or item.session.shouldstop)
+
+
+def every_attempt_message(item: pytest.Item, diagnosis: str) -> str:
+    """The failure of a test whose every attempt met a known race: a race that shows every time is
+    no longer evidence of a race."""
+    n = attempt_of(item)
+    earlier = [value for key, value in item.user_properties if key == PROPERTY]
+    before = f" Earlier attempts: {' | '.join(earlier)}." if earlier else ""
+    return (
+        f'the "intermittent" OpenPBS defect happened on {n} of {n} attempts (each on a fresh job), so it may '
+        f"be a regression, not the known race: {diagnosis}.{before} "
+        "See each attempt's evidence folder; --defect-retries sets the number of attempts."
+    )
+
+
+def end_attempt(item: pytest.Item, diagnosis: str, detail: str = "") -> NoReturn:
+    """End an attempt that met a known race: while another attempt follows, as an xfail naming it
+    (the protocol discards that report and runs the scenario again); on the last attempt, since every
+    attempt met it, as a failure saying so."""
+    item.stash[DEFECT_KEY] = diagnosis
+    if last_attempt(item):
+        item.user_properties.append((EVERY_ATTEMPT, attempt_of(item)))
+        pytest.fail(every_attempt_message(item, f"{diagnosis}{detail}"), pytrace=False)
     pytest.xfail(f"{diagnosis}{detail}")
 
 
@@ -108,4 +129,16 @@ def _attempt(item: pytest.Item, nextitem: pytest.Item | None, may_retry: bool) -
         item.funcargs = None
     if again and reports[-1].failed:
         again = False  # the cluster is not back at its baseline: no fair second attempt; report this one
+    if not again and DEFECT_KEY in item.stash:
+        for report in reports:  # an attempt that met the race and gets no successor is no xfail either
+            if report.when == "call" and hasattr(report, "wasxfail"):
+                _as_failure(report, every_attempt_message(item, report.wasxfail))
+                report.user_properties.append((EVERY_ATTEMPT, attempt_of(item)))
     return reports, again
+
+
+def _as_failure(report: pytest.TestReport, text: str) -> None:
+    """Turn the xfail report of an attempt that met a race into a failure saying so."""
+    del report.wasxfail
+    report.outcome = "failed"
+    report.longrepr = text

@@ -1,7 +1,13 @@
 """Known OpenPBS defects, recognised on the cluster by their signature when a test's wait times out.
 
-A recognised defect turns the failure into an xfail whose reason names the defect and carries
-what was observed; anything else stays a failure. Each entry says where it is documented.
+Only the test's OWN jobs are looked at: the jobs the server has now that it did not have when the
+test started (`jobs_now` at the start, then `diagnose(cluster, before)`). A stuck starter or a
+tm_init failure of some other job (a leftover the baseline restore is still deleting) says nothing
+about why this test's wait timed out.
+
+A recognised defect makes the attempt one that met a known race (pbs_harness.defect_retry: the
+scenario runs again on a fresh job; met on every attempt it fails); anything else stays a failure.
+Each entry says where it is documented.
 """
 
 from __future__ import annotations
@@ -32,44 +38,54 @@ TM_INIT_ENOEVENT = (
 TM_INIT_ENOEVENT_TEXT = "tm_init failed, rc = unknown (17001)"
 
 
-def diagnose(cluster: Cluster) -> str | None:
-    """The known defect the cluster shows right now, with the observation, or None."""
-    return _stuck_starter(cluster) or _tm_init_enoevent(cluster)
+def jobs_now(cluster: Cluster) -> frozenset[str]:
+    """The ids of the jobs (subjobs too) the server has right now: taken when a test starts, so that
+    a diagnosis counts only the jobs that came after."""
+    out = cluster.server.check([cluster.bin("qstat"), "-t", "-f", "-F", "json"], timeout=30).stdout
+    return frozenset(json.loads(out or "{}").get("Jobs", {}))
 
 
-def _tm_init_enoevent(cluster: Cluster) -> str | None:
-    """pbsdsh's tm_init failure in the spooled output of a job the server still has (old spool
-    files of finished jobs are no diagnosis)."""
+def diagnose(cluster: Cluster, before: frozenset[str]) -> str | None:
+    """The known defect the cluster shows right now in a job that is not one of `before` (the jobs
+    the server had when the test started), with the observation; or None."""
+    return _stuck_starter(cluster, before) or _tm_init_enoevent(cluster, before)
+
+
+def _tm_init_enoevent(cluster: Cluster, before: frozenset[str]) -> str | None:
+    """pbsdsh's tm_init failure in the spooled output of a job of the test the server still has
+    (old spool files of finished jobs, or other jobs' output, are no diagnosis)."""
     with contextlib.suppress(Exception):
-        listed = cluster.server.run([cluster.bin("qstat"), "-t", "-w"], timeout=30).stdout.split()
+        listed = set(cluster.server.run([cluster.bin("qstat"), "-t", "-w"], timeout=30).stdout.split()) - before
         for host in cluster.moms:
             spool = cluster.pbs_home / "spool"
             found = host.run(
                 f"grep -l -F '{TM_INIT_ENOEVENT_TEXT}' {spool}/*.OU {spool}/*.ER 2>/dev/null", timeout=30
             ).stdout.split()
-            jobs = sorted({Path(f).name.rsplit(".", 1)[0] for f in found} & set(listed))
+            jobs = sorted({Path(f).name.rsplit(".", 1)[0] for f in found} & listed)
             if jobs:
                 seen = f"`{TM_INIT_ENOEVENT_TEXT}` in the output of {', '.join(jobs)}"
                 return f"{TM_INIT_ENOEVENT}. Observed on {host.name}: {seen}"
     return None
 
 
-def _prerun_primaries(cluster: Cluster) -> dict[str, list[str]]:
-    """Jobs the server has in substate 41 (sent to run, no session yet), by their primary host."""
+def _prerun_primaries(cluster: Cluster, before: frozenset[str]) -> dict[str, list[str]]:
+    """The test's jobs (not in `before`) the server has in substate 41 (sent to run, no session
+    yet), by their primary host."""
     out = cluster.server.run([cluster.bin("qstat"), "-t", "-f", "-F", "json"], timeout=30).stdout
     jobs = json.loads(out or "{}").get("Jobs", {})
     by_host: dict[str, list[str]] = {}
     for job_id, job in jobs.items():
-        if job.get("substate") == PRERUN and job.get("exec_host"):
+        if job_id not in before and job.get("substate") == PRERUN and job.get("exec_host"):
             by_host.setdefault(str(job["exec_host"]).split("/", 1)[0], []).append(job_id)
     return by_host
 
 
-def _stuck_starter(cluster: Cluster) -> str | None:
-    """A stuck starter on the primary host of a job that is waiting in substate 41 right now: a
-    starter left from an earlier job (whose job the baseline restore deleted) is no diagnosis."""
+def _stuck_starter(cluster: Cluster, before: frozenset[str]) -> str | None:
+    """A stuck starter on the primary host of a job of the test that is waiting in substate 41 right
+    now: a starter left from an earlier job (whose job the baseline restore deleted), or one of
+    another job's, is no diagnosis."""
     with contextlib.suppress(Exception):
-        waiting = _prerun_primaries(cluster)
+        waiting = _prerun_primaries(cluster, before)
         for host in cluster.moms:
             if host.name not in waiting:
                 continue

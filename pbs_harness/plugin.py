@@ -78,6 +78,8 @@ def _repair_reporter(config: pytest.Config) -> Callable[[str], None]:
 
 
 EVIDENCE_KEY = pytest.StashKey[list[str]]()
+# The jobs the server had when the test (this attempt) started: a diagnosis looks only at the others.
+JOBS_BEFORE_KEY = pytest.StashKey[frozenset[str]]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -160,14 +162,16 @@ def cluster(inventory: inventory_mod.Inventory) -> Iterator[Cluster]:
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
-    """A wait that timed out because of a known OpenPBS defect (pbs_harness.defects, diagnosed on
-    the cluster before teardown touches it) ends the attempt naming the defect (defect_retry: another
-    attempt follows; met on every attempt it fails); any other is a failure."""
+    """A wait that timed out because of a known OpenPBS defect in one of the test's own jobs
+    (pbs_harness.defects, diagnosed on the cluster before teardown touches it) ends the attempt
+    naming the defect (defect_retry: another attempt follows; met on every attempt it fails); any
+    other is a failure. Without the list of jobs the test started with, nothing is diagnosed."""
     try:
         return (yield)
     except WaitTimeout as exc:
         cluster = item.funcargs.get("cluster") if isinstance(item, pytest.Function) else None
-        diagnosis = defects.diagnose(cluster) if cluster is not None else None
+        before = item.stash.get(JOBS_BEFORE_KEY, None)
+        diagnosis = defects.diagnose(cluster, before) if cluster is not None and before is not None else None
         if diagnosis is None:
             raise
         end_attempt(item, diagnosis, f". The test's wait: {str(exc)[:400]}")
@@ -242,6 +246,7 @@ def baseline(pbs: Pbs, pytestconfig: pytest.Config) -> baseline_mod.Snapshot:
 def harness_test(request: pytest.FixtureRequest, pbs: Pbs, baseline: baseline_mod.Snapshot) -> Iterator[Nemesis]:
     """Per-test machinery: transcript, nemesis, evidence on failure, baseline restore + check."""
     since = datetime.now() - timedelta(seconds=1)
+    request.node.stash[JOBS_BEFORE_KEY] = defects.jobs_now(pbs.cluster)
     transcript: list[CommandResult] = []
     for host in pbs.cluster:
         host.recorders.append(transcript.append)

@@ -130,7 +130,7 @@ class Recorder:
             elif key == "known_defect" and value not in entry.setdefault("known_defects", []):
                 entry["known_defects"].append(value)  # an attempt that met a known race (defect_retry)
             elif key == "known_defect_every_attempt":
-                entry["defect_every_attempt"] = int(value)  # met on all of them: an xfail
+                entry["defect_every_attempt"] = int(value)  # met on all of them: a failure
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         from pbs_harness import project
