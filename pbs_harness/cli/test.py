@@ -191,7 +191,7 @@ def write_report(results_file: Path | None, out: Path) -> list[Path]:
     """Write the conformance report of `results_file` (None: reports/results.json when there is one) into the
     folder `out`; returns the files written."""
     from pbs_harness import project
-    from pbs_harness.conformance import catalogue, report, results
+    from pbs_harness.conformance import catalogue, ci_summary, report, results
 
     root = project.root()
     default = root / "reports" / "results.json"
@@ -202,8 +202,14 @@ def write_report(results_file: Path | None, out: Path) -> list[Path]:
     else:
         data = {}
         progress(f"no results at {default}: every interface will read 'not run' or 'not covered'")
-    paths = report.write_all(catalogue.load(), data, root / "ptl_tests", out)
+    cat = catalogue.load()
+    paths = report.write_all(cat, data, root / "ptl_tests", out)
     progress("conformance report: " + ", ".join(str(p) for p in paths))
+    head = report.headline_of(cat, data, root / "ptl_tests")
+    progress(head.line())
+    published = ci_summary.publish(ci_summary.markdown(head, data, str(out)))
+    if published:
+        progress("CI summary written to " + ", ".join(published))
     return paths
 
 

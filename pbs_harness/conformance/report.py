@@ -23,6 +23,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from pbs_harness.conformance import headline
 from pbs_harness.conformance.catalogue import Catalogue
 from pbs_harness.conformance.report_html import write_html
 from pbs_harness.conformance.report_markdown import write_markdown
@@ -49,7 +50,7 @@ def _summary(rows: list[InterfaceResult]) -> dict[str, Any]:
 
 
 def write_json(path: Path, cat: Catalogue, found: list[Verdict], results: dict[str, Any]) -> None:
-    data: dict[str, Any] = {"header": header(results)}
+    data: dict[str, Any] = {"verdict": headline.of(cat, found, results).line(), "header": header(results)}
     if len(found) == 1:
         data |= {**_summary(found[0].rows), "interfaces": _interfaces(found[0].rows)}
     else:  # never one verdict over several OpenPBS builds
@@ -64,6 +65,11 @@ def write_json(path: Path, cat: Catalogue, found: list[Verdict], results: dict[s
             for v in found
         ]
     path.write_text(json.dumps(data, indent=2) + "\n")
+
+
+def headline_of(cat: Catalogue, results: dict[str, Any], test_dir: Path) -> headline.Headline:
+    """The run's one-line verdict and its rows per feature (what the report's first screen says)."""
+    return headline.of(cat, verdicts(cat, results, test_dir), results)
 
 
 def write_all(cat: Catalogue, results: dict[str, Any], test_dir: Path, out_dir: Path) -> list[Path]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from pbs_harness.conformance import headline
 from pbs_harness.conformance import report_text as text
 from pbs_harness.conformance.catalogue import Catalogue
 from pbs_harness.conformance.verdict import InterfaceResult, Verdict
@@ -17,8 +18,13 @@ from pbs_harness.conformance.verdict import InterfaceResult, Verdict
 def write_markdown(path: Path, cat: Catalogue, verdicts: list[Verdict], results: dict[str, Any]) -> None:
     h = text.header(results)
     several = len(h["clusters"]) > 1
+    head = headline.of(cat, verdicts, results)
     lines = [
         "# OpenPBS conformance report",
+        "",
+        f"**{head.line()}**",
+        "",
+        *feature_table(head),
         "",
         f"- OpenPBS: **{h['openpbs_version']}** ({h['openpbs_build']})"
         if len(verdicts) == 1
@@ -56,6 +62,28 @@ def write_markdown(path: Path, cat: Catalogue, verdicts: list[Verdict], results:
             lines.append(f"| {r.id} | {r.interface.title} | {' | '.join(cells)} | {_guards(r)} | {diffs or '-'} |")
         lines.append("")
     path.write_text("\n".join(lines).replace("\n\n\n", "\n\n"))
+
+
+def slug(title: str) -> str:
+    """The anchor GitHub and most markdown renderers give a heading."""
+    kept = "".join(c for c in title.lower() if c.isalnum() or c in " -_")
+    return kept.replace(" ", "-")
+
+
+def feature_table(head: headline.Headline, link: bool = True) -> list[str]:
+    """A row per feature: its verdict (naming failed interfaces), interface counts and differences."""
+    lines = [
+        "| feature | verdict | interfaces | pass | fail | known bugs | other | differences |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for f in head.features:
+        title = f"[{f.title}](#{slug(f.title)})" if link else f.title
+        state = f"**FAIL: {', '.join(f.failed)}**" if f.failed else f.state
+        lines.append(
+            f"| {title} | {state} | {f.interfaces} | {f.passed} | {len(f.failed)} | {f.known_bugs} | {f.other} "
+            f"| {f.differences} |"
+        )
+    return lines
 
 
 def _verdict_cell(row: InterfaceResult, several: bool, alone: bool) -> str:
