@@ -30,7 +30,7 @@ system    = $(filter system,$(FLAVOUR))
 openpbs   = $(or $(OPENPBS),$(if $(system),$(shell scripts/ci/install-openpbs.sh --source 2>/dev/null)))
 HOST_ARGS = --flavour $(FLAVOUR) $(if $(system),--image $(IMAGE)) $(if $(openpbs),--openpbs $(openpbs))
 
-.PHONY: venv test unit lint acceptance down bench bench-suites bench-parallel bench-flavours bench-ptl clean
+.PHONY: venv test unit lint acceptance down bench bench-suites bench-parallel bench-flavours bench-ptl bench-mutants clean
 
 # The versions of constraints.txt, dependencies of dependencies too (a lock; `make lock` rewrites it).
 $(VENV)/.installed: requirements.txt requirements-dev.txt constraints.txt pyproject.toml
@@ -109,6 +109,17 @@ OPENPBS_SOURCE ?=
 PTL_ARGS  ?=
 bench-ptl: venv
 	$(PY) bench/bench_ptl.py $(if $(OPENPBS_SOURCE),--source $(OPENPBS_SOURCE)) $(PTL_ARGS)
+
+# The suites' own mutation check (docs/mutants.md): each mutant of bench/mutants.yaml (or a patch of your own,
+# MUTANT=file.diff SUITE=marker) built into the local system cluster, its suite run, the pristine build restored:
+# reports/bench-mutants.json. OPENPBS_SOURCE: the source the cluster was built from (default: the archive CI
+# builds). MUTANTS_ARGS: e.g. "--state-dir /var/lib/pbs-harness/mu --only phase-walltime-cumulative".
+MUTANT    ?=
+SUITE     ?=
+MUTANTS_ARGS ?=
+bench-mutants: venv
+	$(PY) bench/bench_mutants.py --source $(or $(OPENPBS_SOURCE),$(shell scripts/ci/install-openpbs.sh --source 2>/dev/null)) \
+		$(if $(MUTANT),--patch $(MUTANT) $(if $(SUITE),--suite $(SUITE))) $(MUTANTS_ARGS)
 
 clean:
 	rm -rf $(VENV) reports .pytest_cache .ruff_cache
