@@ -77,7 +77,7 @@ test: lint unit
 # missing: a fresh Debian 12 needs nothing else first.
 acceptance: venv
 	scripts/ci/install-system-packages.sh
-	$(HARNESS) up --clusters $(CLUSTERS) $(HOST_ARGS) $(UP_ARGS)
+	$(HARNESS) up --clusters $(CLUSTERS) --idempotence $(HOST_ARGS) $(UP_ARGS)
 	$(HARNESS) test --clusters $(CLUSTERS) $(PYTEST_ARGS)
 
 down: venv

@@ -10,7 +10,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from pbs_harness import project, shell
@@ -24,6 +24,8 @@ TASK_RE = re.compile(r"^(TASK|PLAY|RUNNING HANDLER) \[(?P<name>.*)\]")
 # ansible-core 2.19 prints each task failure as one line, followed by the task's `Origin: file:line:col`.
 TASK_ERROR_RE = re.compile(r"^\[ERROR\]: Task failed: (?:Action failed: )?(?P<msg>.*)$")
 ORIGIN_RE = re.compile(r"^Origin: (?P<file>[^:<]+)")
+# The default callback's "changed: [host]" (or "changed: [host -> delegate]") line of a task's result.
+CHANGED_RE = re.compile(r"^changed: \[(?P<host>[^\]\s]+)")
 # The preflight's failed SSH check (playbooks/preflight.yml, "Report the unreachable host").
 PREFLIGHT_SSH = "did not answer over SSH within"
 # Seconds an interrupted ansible-playbook gets to stop its workers before they are killed.
@@ -48,6 +50,21 @@ def parse_recap(lines: Sequence[str]) -> dict[str, HostRecap]:
                 m["host"], int(m["ok"]), int(m["changed"]), int(m["unreachable"]), int(m["failed"])
             )
     return recap
+
+
+def changed_tasks(lines: Sequence[str]) -> dict[str, list[str]]:
+    """Host -> the names of the tasks (and handlers) that reported changed on it, in order, once each."""
+    found: dict[str, list[str]] = {}
+    task = ""
+    for line in lines:
+        m = TASK_RE.match(line)
+        if m:
+            task = m["name"]
+            continue
+        m = CHANGED_RE.match(line.strip())
+        if m and task not in found.setdefault(m["host"], []):
+            found[m["host"]].append(task)
+    return found
 
 
 def task_errors(lines: Sequence[str]) -> list[tuple[str, str]]:
@@ -91,6 +108,8 @@ class PlaybookRun:
     seconds: float
     recap: dict[str, HostRecap]
     log: Path
+    # Host -> the tasks that reported changed on it (changed_tasks of the output).
+    changes: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def changed(self) -> int:
@@ -142,7 +161,7 @@ def run_playbook(
         except BaseException:
             shell.kill_group(proc, grace=PLAYBOOK_GRACE)
             raise
-    result = PlaybookRun(rc, time.monotonic() - start, parse_recap(lines), log)
+    result = PlaybookRun(rc, time.monotonic() - start, parse_recap(lines), log, changed_tasks(lines))
     if rc != 0:
         raise _failure(playbook, rc, result, lines)
     return result

@@ -169,6 +169,11 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--check", action="store_true", help="ansible --check --diff: show what would change")
         p.add_argument("--tags", type=tags, help="only these role tags (install, configure, qmgr, hooks)")
         p.add_argument("--no-verify", action="store_true", help="skip the testinfra host checks after deploy")
+        p.add_argument(
+            "--idempotence",
+            action="store_true",
+            help="deploy a second time and fail (exit 1) unless every host reports changed=0 (make acceptance does)",
+        )
 
     p = _local_command(sub, "up", "local cluster up + deploy OpenPBS on it", cmd_up)
     shape(p)

@@ -47,9 +47,34 @@ def deploy_cluster(args: argparse.Namespace, inventory: str | None, say: Say = p
     for recap in run.recap.values():
         say(f"  {recap.host:12} ok={recap.ok} changed={recap.changed} failed={recap.failed}")
     say(f"deploy finished in {run.seconds:.1f}s, changed={run.changed} (log: {run.log})")
+    if getattr(args, "idempotence", False) and not args.check:
+        rc = idempotence_gate(inv, log_dir, say)
+        if rc != errors.EXIT_OK:
+            return rc
     if args.check or args.no_verify:
         return errors.EXIT_OK
     return cmd_verify(args, inv, say=say, label=label)
+
+
+def idempotence_gate(inv, log_dir, say: Say = progress) -> int:
+    """Deploy the just-deployed cluster again: every host must report changed=0. A task that changes
+    a converged host is a role defect (it would restart a daemon or rewrite a file on every deploy),
+    so the gate fails and names each host's changing tasks; nothing is retried."""
+    from pbs_harness import deploy, project
+
+    say("idempotence gate: deploying again, every host must report changed=0")
+    # Its own log beside the first deploy's (which stays the one to read for what the deploy did).
+    second_dir = (log_dir or project.root() / "reports") / "second-deploy"
+    run = deploy.run_playbook("site.yml", inv.path, (), say, log_dir=second_dir)
+    changed = {host: recap.changed for host, recap in run.recap.items() if recap.changed}
+    if not changed:
+        say(f"idempotence gate: second deploy in {run.seconds:.1f}s, changed=0 on all {len(run.recap)} hosts")
+        return errors.EXIT_OK
+    for host, count in sorted(changed.items()):
+        tasks = "; ".join(run.changes.get(host, [])) or "see the log"
+        say(f"idempotence gate: {host} changed={count}: {tasks}")
+    say(f"idempotence gate FAILED: a second deploy changed {len(changed)} host(s) (log: {run.log})")
+    return errors.EXIT_FAILED
 
 
 def cmd_verify(args: argparse.Namespace, inv=None, say: Say = progress, label: str = "") -> int:
