@@ -214,6 +214,16 @@ def build_parser() -> argparse.ArgumentParser:
     _local_command(sub, "status", "state of the local cluster's hosts", cmd_cluster_status)
     p = sub.add_parser("cache", help="the system hosts' image layers and OpenPBS packages: sizes, stale ones")
     p.add_argument("--prune", action="store_true", help="remove the stale ones (older recipes', unused)")
+    p.add_argument(
+        "--export", metavar="FILE", help="write an OpenPBS package set to FILE (tar.gz), for another machine or CI"
+    )
+    p.add_argument("--packages", metavar="NAME", help="the package set to export (a name `cache` lists)")
+    p.add_argument(
+        "--import",
+        dest="import_file",
+        metavar="FILE",
+        help="add the package set of an --export FILE to this cache: an `up` of the same source builds nothing",
+    )
     p.set_defaults(func=cmd_cache)
 
     cluster = sub.add_parser("cluster", help="local cluster of namespaced hosts")

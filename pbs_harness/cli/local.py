@@ -144,8 +144,10 @@ def _forget_member(first_root: Path, member_root: str) -> None:
 def cmd_cache(args: argparse.Namespace) -> int:
     """The system hosts' cache: each image layer and package set with its size and status; --prune
     removes the stale ones (made by older recipes, used by no recorded cluster)."""
-    from pbs_harness import image_cache, images
+    from pbs_harness import image_cache, images, package_transfer
 
+    if args.export or args.import_file:
+        return _cache_transfer(args, package_transfer)
     found = image_cache.entries()
     print(f"cache {images.cache_dir()} (${images.CACHE_ENV} moves it)")
     if not found:
@@ -160,6 +162,22 @@ def cmd_cache(args: argparse.Namespace) -> int:
     require_root()
     removed = image_cache.prune(found)
     print(f"removed {len(removed)} stale ({mib:.0f} MiB)")
+    return errors.EXIT_OK
+
+
+def _cache_transfer(args: argparse.Namespace, transfer) -> int:
+    """`cache --export FILE [--packages NAME]` and `cache --import FILE`: a package set out of or into the cache."""
+    if args.export and args.import_file:
+        raise UsageError("--export and --import are two runs", "give one of them")
+    if args.export:
+        folder = transfer.choose(args.packages)
+        size = transfer.export(folder, Path(args.export))
+        print(f"exported package set {folder.name} to {args.export} ({size / 2**20:.0f} MiB)")
+        print(f"on the other machine: pbs-harness cache --import {Path(args.export).name}")
+        return errors.EXIT_OK
+    require_root()
+    folder, added = transfer.import_(Path(args.import_file))
+    print(f"{'imported' if added else 'already in the cache:'} package set {folder.name} ({folder})")
     return errors.EXIT_OK
 
 
