@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 from pbs_harness import errors
 from pbs_harness.cli.argv import TestHelp, Version, inventory_before_verb, split_test_args
-from pbs_harness.cli.common import DEBUG_ENV, cluster_count, host_count, seconds, subnet, tags
+from pbs_harness.cli.common import DEBUG_ENV, cluster_count, directory, host_count, seconds, subnet, tags
 from pbs_harness.cli.deploy import cmd_deploy, cmd_up, cmd_verify
 from pbs_harness.cli.local import (
     cmd_cache,
@@ -29,6 +29,13 @@ from pbs_harness.cli.test import cmd_report, cmd_test
 from pbs_harness.cli.test import names_tests as _names_tests
 from pbs_harness.errors import HarnessError
 
+# What `pbs-harness --help` says first (the module's docstring above is for developers).
+DESCRIPTION = (
+    "Bring up a local OpenPBS test cluster (or use your own hosts), deploy OpenPBS with its site hooks, and "
+    "run the acceptance suites against it. Start with `pbs-harness up`, then `pbs-harness test`; "
+    "`pbs-harness VERB --help` shows a verb's options. The README's quick start has the whole path."
+)
+
 __all__ = ["DEBUG_ENV", "_names_tests", "build_parser", "cmd_report", "cmd_test", "main"]
 
 
@@ -36,13 +43,45 @@ def cmd_down(args: argparse.Namespace) -> int:
     return cmd_cluster_down(args)
 
 
+def exit_codes_text() -> str:
+    """The README's exit-code table, for the end of every --help."""
+    return "exit codes:\n" + "\n".join(f"  {code:>3}  {meaning}" for code, meaning in errors.EXIT_CODES)
+
+
+class Parser(argparse.ArgumentParser):
+    """The parser of the line and of every verb: no abbreviated options (`--conn 2` used to be taken as
+    --connect-timeout, and a new option would silently change what an old script means), the exit codes at
+    the end of every --help, and an unknown option after a verb refused with that verb's usage (argparse
+    otherwise hands it back to the top-level parser, which prints its own usage)."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        kwargs.setdefault("epilog", exit_codes_text())
+        kwargs.setdefault("formatter_class", argparse.RawDescriptionHelpFormatter)
+        super().__init__(*args, **kwargs)
+        self.is_verb = False
+
+    def parse_known_args(self, args=None, namespace=None):
+        parsed, extras = super().parse_known_args(args, namespace)
+        if self.is_verb and extras:
+            self.error(f"unrecognized arguments: {' '.join(extras)}")
+        return parsed, extras
+
+
+def _verb_parser(sub, name: str, **kwargs) -> argparse.ArgumentParser:
+    p = sub.add_parser(name, **kwargs)
+    p.is_verb = True
+    return p
+
+
 def _local_command(sub, name: str, text: str, func) -> argparse.ArgumentParser:
     """A command acting on one local cluster, chosen by --state-dir."""
     from pbs_harness.localcluster.state import DEFAULT_STATE_DIR
 
-    p = sub.add_parser(name, help=text)
+    p = _verb_parser(sub, name, help=text)
     p.add_argument(
         "--state-dir",
+        type=directory,
         help=f"state directory of the cluster, one per cluster (default: $PBS_HARNESS_STATE_DIR, {DEFAULT_STATE_DIR})",
     )
     p.set_defaults(func=func)
@@ -51,7 +90,8 @@ def _local_command(sub, name: str, text: str, func) -> argparse.ArgumentParser:
 
 def _report_command(sub) -> None:
     """`report`: the conformance report of a run, or a comparison of builds' reports (docs/releases.md)."""
-    p = sub.add_parser(
+    p = _verb_parser(
+        sub,
         "report",
         help="write reports/conformance.{html,md,json} from the last test run; or compare builds (docs/releases.md)",
     )
@@ -142,8 +182,19 @@ def shape(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _tag_names() -> str:
+    """Every tag --tags takes, read from the playbooks and roles (the help used to list 4 of the 8)."""
+    from pbs_harness import project
+    from pbs_harness.cli.common import known_tags
+
+    try:
+        return ", ".join(sorted(known_tags(project.root())))
+    except HarnessError:
+        return "the tags of playbooks/ and roles/"
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="pbs-harness", description=__doc__)
+    parser = Parser(prog="pbs-harness", description=DESCRIPTION)
     parser.add_argument("--version", action=Version, help="print the version and exit")
     parser.add_argument(
         "-i",
@@ -167,7 +218,7 @@ def build_parser() -> argparse.ArgumentParser:
     def deploy_opts(p: argparse.ArgumentParser) -> None:
         target(p)
         p.add_argument("--check", action="store_true", help="ansible --check --diff: show what would change")
-        p.add_argument("--tags", type=tags, help="only these role tags (install, configure, qmgr, hooks)")
+        p.add_argument("--tags", type=tags, help=f"only these role tags, comma-separated ({_tag_names()})")
         p.add_argument("--no-verify", action="store_true", help="skip the testinfra host checks after deploy")
         p.add_argument(
             "--idempotence",
@@ -178,13 +229,14 @@ def build_parser() -> argparse.ArgumentParser:
     p = _local_command(sub, "up", "local cluster up + deploy OpenPBS on it", cmd_up)
     shape(p)
     deploy_opts(p)
-    p = sub.add_parser("deploy", help="deploy OpenPBS, hooks and configs with Ansible, then verify")
+    p = _verb_parser(sub, "deploy", help="deploy OpenPBS, hooks and configs with Ansible, then verify")
     deploy_opts(p)
     p.set_defaults(func=cmd_deploy)
-    p = sub.add_parser("verify", help="testinfra checks of the deployed hosts")
+    p = _verb_parser(sub, "verify", help="testinfra checks of the deployed hosts")
     target(p)
     p.set_defaults(func=cmd_verify)
-    p = sub.add_parser(
+    p = _verb_parser(
+        sub,
         "test",
         help="run the acceptance suites (extra args go to pytest)",
         add_help=False,
@@ -206,13 +258,15 @@ def build_parser() -> argparse.ArgumentParser:
         help="test the first N local clusters of `up --clusters` at once, one worker each (auto: all that are up)",
     )
     p.add_argument(
-        "--state-dir", help="state directory of the first local cluster (with --clusters; default as for up)"
+        "--state-dir",
+        type=directory,
+        help="state directory of the first local cluster (with --clusters; default as for up)",
     )
     p.set_defaults(func=cmd_test, pytest_args=[])
     _report_command(sub)
     _local_command(sub, "down", "remove the local cluster", cmd_down)
     _local_command(sub, "status", "state of the local cluster's hosts", cmd_cluster_status)
-    p = sub.add_parser("cache", help="the system hosts' image layers and OpenPBS packages: sizes, stale ones")
+    p = _verb_parser(sub, "cache", help="the system hosts' image layers and OpenPBS packages: sizes, stale ones")
     p.add_argument("--prune", action="store_true", help="remove the stale ones (older recipes', unused)")
     p.add_argument(
         "--export", metavar="FILE", help="write an OpenPBS package set to FILE (tar.gz), for another machine or CI"
@@ -226,7 +280,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(func=cmd_cache)
 
-    cluster = sub.add_parser("cluster", help="local cluster of namespaced hosts")
+    cluster = sub.add_parser(
+        "cluster", help="one local cluster, host by host: up, down, status, ssh and faults (crash, partition, pause)"
+    )
     csub = cluster.add_subparsers(dest="verb", required=True, metavar="VERB")
     shape(_local_command(csub, "up", "create or repair the local cluster (idempotent)", cmd_cluster_up))
     _local_command(csub, "down", "remove everything the local cluster created", cmd_cluster_down)
@@ -274,6 +330,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not paramiko_log.handlers:
         paramiko_log.addHandler(logging.NullHandler())
     state.named_by_option(False)
+    # SIGTERM (a CI job cancelled, `timeout`, `kill`) ends a verb as Ctrl-C does: cleanup, a message, 130.
+    # From the start: `test --help` runs pytest while the line is parsed (SIGTERM there exited 143, silently).
+    main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _terminate) if main_thread else None
+    try:
+        return _parse_and_run(argv)
+    finally:
+        if main_thread:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _interrupted(exc: KeyboardInterrupt, what: str, then: str = "") -> int:
+    how = "SIGTERM" if isinstance(exc, Terminated) else "Ctrl-C (SIGINT)"
+    print(f"pbs-harness: interrupted by {how}: {what} (exit 130){then}", file=sys.stderr)
+    return errors.EXIT_INTERRUPTED
+
+
+def _parse_and_run(argv: Sequence[str] | None) -> int:  # noqa: PLR0911 (one return per way a verb ends)
     parser = build_parser()
     line, pytest_args = split_test_args(list(sys.argv[1:] if argv is None else argv))
     try:
@@ -283,11 +357,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # the help went to a reader that stopped early (`| head`): nothing left to say
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return errors.EXIT_OK
+    except KeyboardInterrupt as exc:  # e.g. during `test --help`, which asks pytest for its options
+        return _interrupted(exc, "stopped while reading the command line; nothing was started")
     if args.command == "test":
         args.pytest_args = pytest_args
-    # SIGTERM (a CI job cancelled, `timeout`, `kill`) ends a verb as Ctrl-C does: cleanup, a message, 130.
-    main_thread = threading.current_thread() is threading.main_thread()
-    previous = signal.signal(signal.SIGTERM, _terminate) if main_thread else None
     try:
         inventory_before_verb(args)
         return int(args.func(args))
@@ -295,13 +368,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"pbs-harness: error: {exc}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt as exc:
-        what = "SIGTERM" if isinstance(exc, Terminated) else "Ctrl-C (SIGINT)"
-        print(
-            f"pbs-harness: interrupted by {what}: stopped before the {args.command} finished (exit 130); "
-            "running the same command again picks up where it stopped (up, deploy and verify are idempotent)",
-            file=sys.stderr,
+        return _interrupted(
+            exc,
+            f"stopped before the {args.command} finished",
+            "; running the same command again picks up where it stopped (up, deploy and verify are idempotent)",
         )
-        return errors.EXIT_INTERRUPTED
     except OSError as exc:
         # The machine refused something no check foresaw (disk full, permissions): say what, not where.
         if os.environ.get(DEBUG_ENV):
@@ -311,9 +382,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return errors.EXIT_PRECONDITION
-    finally:
-        if main_thread:
-            signal.signal(signal.SIGTERM, previous)
 
 
 if __name__ == "__main__":

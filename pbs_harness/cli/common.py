@@ -82,6 +82,12 @@ def cluster_count(text: str) -> int | str:
     return value
 
 
+# --connect-timeout's range: below a tenth of a second no SSH handshake completes (1e-9 was taken and every
+# host then "did not answer"); above an hour the socket and thread waits overflow (1e9 was an OverflowError
+# traceback) and no one waits that long for a port to answer.
+MIN_SECONDS, MAX_SECONDS = 0.1, 3600.0
+
+
 def seconds(text: str) -> float:
     try:
         value = float(text)
@@ -89,7 +95,22 @@ def seconds(text: str) -> float:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
     if not math.isfinite(value) or value <= 0:
         raise argparse.ArgumentTypeError(f"{text} is not a positive number of seconds (e.g. 10)")
+    if not MIN_SECONDS <= value <= MAX_SECONDS:
+        raise argparse.ArgumentTypeError(
+            f"{text} is out of range: give between {MIN_SECONDS:g} and {MAX_SECONDS:g} seconds (e.g. 10)"
+        )
     return value
+
+
+def directory(text: str) -> str:
+    """--state-dir: a path. An empty one used to fall back to $PBS_HARNESS_STATE_DIR or the default cluster,
+    which in a script (`--state-dir "$DIR"` with DIR unset) acts on a cluster nobody named."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError(
+            "an empty path names no state directory (is a variable in the command line unset?): give the "
+            "directory, or leave --state-dir out for $PBS_HARNESS_STATE_DIR or the default"
+        )
+    return text
 
 
 # The ranges RFC 1918 reserves for private networks: the local cluster's /24 lies in one of them
@@ -136,6 +157,11 @@ def tags(text: str) -> str:
         known = known_tags(project.root())
     except HarnessError:
         return text  # no checkout to read them from: ansible-playbook judges
+    if any(not t.strip() for t in text.split(",")):
+        raise argparse.ArgumentTypeError(
+            f"{text!r} holds an empty tag name (an empty value, or a comma with nothing beside it): "
+            f"use one or more of {', '.join(sorted(known))}, separated by commas"
+        )
     unknown = [t for t in text.split(",") if t.strip() not in known]
     if unknown:
         raise argparse.ArgumentTypeError(f"unknown tag(s) {', '.join(unknown)}: use {', '.join(sorted(known))}")
