@@ -30,7 +30,7 @@ from pbs_harness import inventory as inventory_mod
 from pbs_harness import topology as topology_mod
 from pbs_harness.cluster import Cluster
 from pbs_harness.defect_retry import DEFECT_KEY, attempt_of, end_attempt, uses_cluster
-from pbs_harness.evidence import collect
+from pbs_harness.evidence import collect, page, timeline
 from pbs_harness.faults import Nemesis
 from pbs_harness.parallel import binding
 from pbs_harness.pbs.client import Pbs
@@ -247,36 +247,53 @@ def harness_test(request: pytest.FixtureRequest, pbs: Pbs, baseline: baseline_mo
     """Per-test machinery: transcript, nemesis, evidence on failure, baseline restore + check."""
     since = datetime.now() - timedelta(seconds=1)
     request.node.stash[JOBS_BEFORE_KEY] = defects.jobs_now(pbs.cluster)
-    transcript: list[CommandResult] = []
+    transcript: list[tuple[datetime, CommandResult]] = []  # (when it ended, the command)
+
+    def keep(result: CommandResult) -> None:
+        transcript.append((datetime.now(), result))
+
     for host in pbs.cluster:
-        host.recorders.append(transcript.append)
+        host.recorders.append(keep)
     nemesis = Nemesis(pbs.cluster)
     try:
         yield nemesis
     finally:
         inv, reports = pbs.cluster.inventory, outcome.reports(request.node)
-        # A known defect's xfail keeps its evidence too: it is an observation of OpenPBS.
-        failed = outcome.failed(request.node) or DEFECT_KEY in request.node.stash
+        why = _evidence_reason(request.node)
         folder = None
-        if failed:
+        if why:
             name = collect.folder_name(request.node.nodeid)
             if DEFECT_KEY in request.node.stash or attempt_of(request.node) > 1:
                 name += f"-attempt{attempt_of(request.node)}"  # each attempt keeps its own evidence
             folder = evidence_root(request.config) / name
             collect.capture_state(pbs.cluster, folder)
         heal_problems = nemesis.heal_all()
+        logs: tuple = ({}, [])
         if folder is not None:
-            collect.capture_logs(pbs.cluster, folder, since)
-            longrepr = "\n".join(str(r.longrepr) for r in reports.values() if r.failed)
+            logs = collect.capture_logs(pbs.cluster, folder, since)
+            longrepr = "\n".join(str(r.longrepr) for r in reports.values() if r.failed or hasattr(r, "wasxfail"))
             longrepr = longrepr or request.node.stash.get(DEFECT_KEY, "")
-            collect.write_summary(folder, request.node.nodeid, since, longrepr, cluster=binding.cluster_name(inv))
+            collect.write_summary(
+                folder, request.node.nodeid, since, longrepr, cluster=binding.cluster_name(inv), why=why
+            )
         for host in pbs.cluster:
-            host.recorders.remove(transcript.append)
+            host.recorders.remove(keep)
         if nemesis.log.events:  # the fault log (faults/log.py): in the JUnit of every test that injected one
             request.node.user_properties.append(("faults", nemesis.log.text()))
+            from pbs_harness.conformance import recorder  # the recorder is an optional plugin
+
+            recorder.record_faults(request.node, nemesis.log.windows())
         if folder is not None:
             collect.write_transcript(folder / "transcript.txt", transcript)
             nemesis.log.write(folder / "faults.txt")
+            entries = timeline.merge(
+                timeline.from_commands(transcript),
+                timeline.from_faults(nemesis.log.events),
+                timeline.from_logs(logs[0]),
+                timeline.from_accounting(logs[1], pbs.cluster.server.name),
+            )
+            timeline.write(folder / "timeline.txt", entries, since)
+            page.write(folder, request.node.nodeid, why, binding.cluster_name(inv) or "", entries)
             request.node.user_properties.append(("evidence", str(folder)))
             request.config.stash.setdefault(EVIDENCE_KEY, []).append(str(folder))
         leaks = baseline_mod.restore(pbs, baseline, repaired=_repair_reporter(request.config))
@@ -285,6 +302,18 @@ def harness_test(request: pytest.FixtureRequest, pbs: Pbs, baseline: baseline_mo
                 "teardown could not return the cluster to its baseline: " + "; ".join(heal_problems + leaks),
                 pytrace=False,
             )
+
+
+def _evidence_reason(item: pytest.Item) -> str:
+    """Why the test keeps an evidence folder ("" when it does not): it failed, it xfailed (each xfail
+    pins an OpenPBS bug a developer will want to see), or this attempt met a known race and is retried."""
+    if DEFECT_KEY in item.stash:
+        return f"attempt {attempt_of(item)} met a known OpenPBS race: {item.stash[DEFECT_KEY]}"
+    if outcome.failed(item):
+        return "failed"
+    if outcome.xfailed(item):
+        return "xfailed (a known OpenPBS bug)"
+    return ""
 
 
 @pytest.fixture
@@ -311,6 +340,6 @@ def _acceptance_machinery(request: pytest.FixtureRequest) -> None:
 def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
     folders = config.stash.get(EVIDENCE_KEY, [])
     if folders:
-        terminalreporter.write_sep("-", "evidence of failed tests")
+        terminalreporter.write_sep("-", "evidence (failed and xfailed tests, retried attempts)")
         for folder in folders:
             terminalreporter.write_line(folder)

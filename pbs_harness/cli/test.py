@@ -138,9 +138,13 @@ def cmd_test(args: argparse.Namespace) -> int:
     results_file = results_json(args.pytest_args, root)
     results = testrun.read_results(results_file, since=started)
     if results is not None and not informational:
+        if (reports / "junit.xml").exists():
+            from pbs_harness.conformance import junit
+
+            junit.annotate(reports / "junit.xml", results)
         write_report(results_file, reports)
         progress(f"reports: {reports / 'junit.xml'}, {reports / 'acceptance.html'}")
-        progress(f"evidence of failed tests (if any): {reports / 'evidence'}")
+        progress(f"evidence of failed and xfailed tests and retried attempts: {reports / 'evidence'}")
     verdict = testrun.judge(rc, results, informational=informational, unreachable_hint=hint, signalled=signalled)
     if verdict.code == errors.EXIT_OK:
         progress(verdict.message)
@@ -191,7 +195,7 @@ def write_report(results_file: Path | None, out: Path) -> list[Path]:
     """Write the conformance report of `results_file` (None: reports/results.json when there is one) into the
     folder `out`; returns the files written."""
     from pbs_harness import project
-    from pbs_harness.conformance import catalogue, ci_summary, report, results
+    from pbs_harness.conformance import catalogue, ci_summary, report, results, run_timeline
 
     root = project.root()
     default = root / "reports" / "results.json"
@@ -203,8 +207,9 @@ def write_report(results_file: Path | None, out: Path) -> list[Path]:
         data = {}
         progress(f"no results at {default}: every interface will read 'not run' or 'not covered'")
     cat = catalogue.load()
+    run_timeline.write(out / "timeline.html", data)  # first: the conformance report links it
     paths = report.write_all(cat, data, root / "ptl_tests", out)
-    progress("conformance report: " + ", ".join(str(p) for p in paths))
+    progress("conformance report: " + ", ".join(str(p) for p in [*paths, out / "timeline.html"]))
     head = report.headline_of(cat, data, root / "ptl_tests")
     progress(head.line())
     published = ci_summary.publish(ci_summary.markdown(head, data, str(out)))

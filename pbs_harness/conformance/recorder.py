@@ -7,6 +7,7 @@ At the end of a session the results go to a JSON file (default reports/results.j
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -21,6 +22,7 @@ PLUGIN_NAME = "pbs-harness-recorder"
 ENV_KEY = pytest.StashKey[dict[str, Any]]()
 DIFFS_KEY = pytest.StashKey[list[dict[str, str]]]()
 REPAIRS_KEY = pytest.StashKey[list[str]]()
+FAULTS_KEY = pytest.StashKey[list[dict[str, str]]]()
 OWN_MARKERS = ("spec", guards.MARKER, "parametrize")  # recorded apart (or not at all), not among "markers"
 
 
@@ -71,6 +73,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
         "markers": sorted({m.name for m in item.iter_markers() if m.name not in OWN_MARKERS}),
         "differences": list(item.stash.get(DIFFS_KEY, [])),
     }
+    faults = item.stash.get(FAULTS_KEY, None)
+    if faults:
+        report.pbsh_entry["faults"] = list(faults)
     env = item.config.stash.get(ENV_KEY, None)
     if env:
         report.pbsh_environment = env
@@ -79,6 +84,15 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
         report.pbsh_repairs = list(repairs)
         repairs.clear()
     return report
+
+
+def record_faults(item: pytest.Item, windows: list[dict[str, str]]) -> None:
+    """The test's fault windows (pbs_harness.faults.log.FaultLog.windows): the run timeline's bands."""
+    item.stash.setdefault(FAULTS_KEY, []).extend(windows)
+
+
+def _iso(epoch: float) -> str:
+    return datetime.fromtimestamp(epoch).isoformat(timespec="milliseconds")
 
 
 def record_repair(config: pytest.Config, text: str) -> None:
@@ -103,6 +117,10 @@ class Recorder:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         entry = self._entry(report.nodeid)
         entry["duration"] += report.duration
+        # When it ran, wall clock: the run timeline places it by these (first setup to last teardown).
+        if report.when == "setup" and "started" not in entry:
+            entry["started"] = _iso(report.start)
+        entry["finished"] = _iso(report.stop)
         entry.update(getattr(report, "pbsh_entry", {}))
         cluster = next((str(v) for k, v in report.user_properties if k == "cluster"), None)
         if cluster:
@@ -169,6 +187,17 @@ def results_path(config: pytest.Config, root: Path) -> Path:
     return Path(given) if given else root / "reports" / "results.json"
 
 
+def _relative(tests: list[dict[str, Any]], folder: Path) -> list[dict[str, Any]]:
+    """Evidence paths relative to the results file's folder (results.load reads them back against it),
+    so results.json holds no absolute path and moves with its reports."""
+    out = []
+    for test in tests:
+        where = test.get("evidence")
+        moved = where and Path(where).is_absolute()
+        out.append({**test, "evidence": os.path.relpath(where, folder.resolve())} if moved else test)
+    return out
+
+
 def write_results(recorder: Recorder, path: Path) -> None:
     clusters = list(recorder.environments.values())
     data = {
@@ -176,7 +205,7 @@ def write_results(recorder: Recorder, path: Path) -> None:
         "finished": datetime.now().isoformat(timespec="seconds"),
         "environment": clusters[0] if clusters else {},  # the one cluster of a serial run
         "clusters": clusters,
-        "tests": list(recorder.tests.values()),
+        "tests": _relative(list(recorder.tests.values()), path.parent),
     }
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(data, indent=2) + "\n")

@@ -17,6 +17,9 @@ def load(path: Path) -> dict[str, Any]:
     problem = _shape_problem(data)
     if problem:
         raise PreconditionError(f"results file {path} is not a test run's results: {problem}", HINT)
+    for test in data["tests"]:  # evidence is written relative to the results file's folder
+        if test.get("evidence") and not Path(test["evidence"]).is_absolute():
+            test["evidence"] = str(path.parent / test["evidence"])
     return data
 
 
@@ -43,12 +46,23 @@ TEST_OPTIONAL: dict[str, type | tuple[type, ...]] = {
     "known_defects": list,
     "defect_every_attempt": int,
     "baseline_repairs": list,  # what pbs_harness.baseline repaired around the test
+    "not_in_release": bool,  # skipped because the release lacks a feature (pbs_harness.release_features)
+    "started": str,  # wall clock, ISO, the start of its (first) setup
+    "finished": str,  # the end of its (last) teardown
+    "faults": list,  # fault windows: {kind, target, started, healed} (pbs_harness.faults.log.windows)
 }
 OUTCOMES = ("passed", "failed", "error", "skipped", "xfailed", "xpassed")
 
 
 def _json_type(kind: type | tuple[type, ...]) -> str:
-    names = {str: "a string", dict: "an object", list: "a list", int: "an integer", float: "a number"}
+    names = {
+        str: "a string",
+        dict: "an object",
+        list: "a list",
+        int: "an integer",
+        float: "a number",
+        bool: "a boolean",
+    }
     return names[kind] if isinstance(kind, type) else "a number"
 
 
@@ -61,7 +75,7 @@ def _keys_problem(where: str, data: dict[str, Any], required: dict, optional: di
         return f"{where}unknown keys {unknown}; known: {', '.join([*required, *optional])}"
     for key, kind in {**required, **optional}.items():
         value = data.get(key)
-        if key in data and (not isinstance(value, kind) or isinstance(value, bool)):
+        if key in data and (not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool)):
             return f"{where}{key!r} is {type(value).__name__}, not {_json_type(kind)}"
     return None
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 
 
@@ -44,5 +44,25 @@ class FaultLog:
     def text(self) -> str:
         return "".join(e.line() + "\n" for e in self.events)
 
+    def windows(self) -> list[dict[str, str]]:
+        """Each fault's window in wall-clock time, from the start of its start action to the end of
+        its heal (open when it was never healed): the bands of the run's timeline."""
+        out: list[dict[str, str]] = []
+        open_: dict[tuple[str, str], dict[str, str]] = {}
+        for ev in self.events:
+            key = (ev.kind, ev.target)
+            if ev.action == "start":
+                began = ev.at - timedelta(seconds=ev.seconds)
+                open_[key] = {"kind": ev.kind, "target": ev.target, "started": began.isoformat(timespec="milliseconds")}
+                out.append(open_[key])
+            elif key in open_:
+                open_.pop(key)["healed"] = ev.at.isoformat(timespec="milliseconds")
+        return out
+
     def write(self, path: Path) -> None:
-        path.write_text(self.text() or "no fault was injected\n")
+        began = datetime.now() - timedelta(seconds=time.monotonic() - self.began)
+        head = (
+            f"# offsets (+s) are seconds from the test's start, {began:%Y-%m-%d %H:%M:%S.%f}"[:-3]
+            + " (wall clock of this machine);\n# the first column is the wall-clock time the action ended\n"
+        )
+        path.write_text(head + (self.text() or "no fault was injected\n"))

@@ -43,3 +43,13 @@ def test_an_acceptance_run_without_results_fails(tmp_path: Path) -> None:
 
 def test_an_acceptance_run_that_ran_tests_passes_the_check(tmp_path: Path) -> None:
     assert run("--require-run", str(junit(tmp_path / "junit.xml", 186, 2, 10))).returncode == 0
+
+
+def test_xfails_written_as_passes_are_counted_apart(tmp_path: Path) -> None:
+    path = tmp_path / "junit.xml"
+    path.write_text(
+        '<testsuites><testsuite name="pytest" tests="3" failures="0" errors="0" skipped="0">'
+        '<testcase name="a"/><testcase name="b"><properties><property name="xfail" value="bug"/></properties>'
+        '</testcase><testcase name="c"/></testsuite></testsuites>'
+    )
+    assert run(str(path)).stdout.strip() == "ci: 3 passed (1 of them xfailed: known OpenPBS bugs), 0 failed, 0 skipped"
