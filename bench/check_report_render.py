@@ -92,7 +92,8 @@ def measure(browser: str, page: Path) -> dict:
     """The page's layout at 1400 px, from a measuring copy of it rendered by Chromium."""
     with tempfile.TemporaryDirectory() as tmp:
         copy = page.with_name(f".measure-{page.name}")  # beside it: its relative links and images still resolve
-        copy.write_text(page.read_text(errors="replace").replace("</body>", MEASURE + "</body>"))
+        text = page.read_text(errors="replace")
+        copy.write_text(text.replace("</body>", MEASURE + "</body>") if "</body>" in text else text + MEASURE)
         try:
             argv = [browser, *FLAGS, f"--user-data-dir={tmp}", f"--window-size={WIDTH},{FIRST_SCREEN}", "--dump-dom"]
             proc = subprocess.run(

@@ -33,6 +33,7 @@ class FaultEvent:
 class FaultLog:
     events: list[FaultEvent] = field(default_factory=list)
     began: float = field(default_factory=time.monotonic)
+    began_at: datetime = field(default_factory=datetime.now)  # the same moment, wall clock
 
     def record(self, action: str, kind: str, target: str, *, mechanism: str, started: float, error: str | None) -> None:
         """One action that began at `started` (time.monotonic()) and has just ended."""
@@ -60,9 +61,8 @@ class FaultLog:
         return out
 
     def write(self, path: Path) -> None:
-        began = datetime.now() - timedelta(seconds=time.monotonic() - self.began)
         head = (
-            f"# offsets (+s) are seconds from the test's start, {began:%Y-%m-%d %H:%M:%S.%f}"[:-3]
+            f"# offsets (+s) are seconds from the test's start, {self.began_at:%Y-%m-%d %H:%M:%S.%f}"[:-3]
             + " (wall clock of this machine);\n# the first column is the wall-clock time the action ended\n"
         )
         path.write_text(head + (self.text() or "no fault was injected\n"))
