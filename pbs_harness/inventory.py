@@ -388,6 +388,11 @@ def check_reachable(inv: Inventory, timeout: float = 10) -> None:
     A host reached through a jump host (ProxyJump) is probed at its first jump host; one behind a
     ProxyCommand only by the SSH login that follows."""
     inv.provider.check_network(inv.server.vars)
+    # The host kind's own refusal too (pbs_harness.hosts): e.g. a cloud run made at a stand-in endpoint,
+    # whose addresses are fake, is never probed.
+    from pbs_harness import hosts
+
+    hosts.kind_of(inv.server.vars).check_network(inv.server.vars)
     endpoints = {h.name: h.probe_endpoint() for h in inv.hosts.values()}
     probed = {name: end for name, end in endpoints.items() if end is not None}
     failures = reachability.probe(probed, timeout)

@@ -14,7 +14,9 @@ import sys
 from collections.abc import Sequence
 
 from pbs_harness import errors
+from pbs_harness.cli import cloud
 from pbs_harness.cli.argv import TestHelp, Version, inventory_before_verb, split_test_args
+from pbs_harness.cli.cloud import ImageChoices
 from pbs_harness.cli.common import DEBUG_ENV, cluster_count, directory, host_count, seconds, subnet, tags
 from pbs_harness.cli.deploy import cmd_deploy, cmd_up, cmd_verify
 from pbs_harness.cli.local import (
@@ -40,6 +42,8 @@ __all__ = ["DEBUG_ENV", "_names_tests", "build_parser", "cmd_report", "cmd_test"
 
 
 def cmd_down(args: argparse.Namespace) -> int:
+    if args.run:
+        return cloud.cmd_cloud_down(args)
     return cmd_cluster_down(args)
 
 
@@ -117,8 +121,8 @@ def _report_command(sub) -> None:
     p.set_defaults(func=cmd_report)
 
 
-def shape(p: argparse.ArgumentParser) -> None:
-    """The options that give a local cluster its shape (up, cluster up)."""
+def shape(p: argparse.ArgumentParser, cloud: bool = False) -> None:
+    """The options that give a local cluster its shape (up, cluster up); `up` also takes cloud images."""
     from pbs_harness.localcluster.spec import (
         DEFAULT_FLAVOUR,
         DEFAULT_HOSTS,
@@ -153,9 +157,10 @@ def shape(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--image",
-        choices=IMAGES,
+        choices=ImageChoices(IMAGES) if cloud else IMAGES,
         default=DEFAULT_IMAGE,
-        help=f"system hosts: the distribution they boot (default {DEFAULT_IMAGE})",
+        help=f"system hosts: the distribution they boot (default {DEFAULT_IMAGE})"
+        + ("; --cloud aws: debian-12 or an AMI id" if cloud else ""),
     )
     p.add_argument(
         "--openpbs",
@@ -226,9 +231,10 @@ def build_parser() -> argparse.ArgumentParser:
             help="deploy a second time and fail (exit 1) unless every host reports changed=0 (make acceptance does)",
         )
 
-    p = _local_command(sub, "up", "local cluster up + deploy OpenPBS on it", cmd_up)
-    shape(p)
+    p = _local_command(sub, "up", "local (or --cloud) cluster up + deploy OpenPBS on it", cmd_up)
+    shape(p, cloud=True)
     deploy_opts(p)
+    cloud.add_up_options(p)
     p = _verb_parser(sub, "deploy", help="deploy OpenPBS, hooks and configs with Ansible, then verify")
     deploy_opts(p)
     p.set_defaults(func=cmd_deploy)
@@ -264,7 +270,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(func=cmd_test, pytest_args=[])
     _report_command(sub)
-    _local_command(sub, "down", "remove the local cluster", cmd_down)
+    cloud.add_down_options(_local_command(sub, "down", "remove the local cluster (or a cloud run: --run)", cmd_down))
+    cloud.add_sweep(
+        _verb_parser(sub, "sweep", help="remove this owner's cloud runs that are gone or expired (tags only)")
+    )
     _local_command(sub, "status", "state of the local cluster's hosts", cmd_cluster_status)
     p = _verb_parser(sub, "cache", help="the system hosts' image layers and OpenPBS packages: sizes, stale ones")
     p.add_argument("--prune", action="store_true", help="remove the stale ones (older recipes', unused)")

@@ -92,6 +92,14 @@ def cmd_verify(args: argparse.Namespace, inv=None, say: Say = progress, label: s
 def cmd_up(args: argparse.Namespace) -> int:
     from pbs_harness.cli.local import cmd_cluster_up
 
+    if args.cloud:
+        from pbs_harness.cli.cloud import cmd_cloud_up
+
+        return cmd_cloud_up(args)
+    from pbs_harness.localcluster.spec import IMAGES
+
+    if args.image not in IMAGES:
+        raise errors.UsageError(f"--image {args.image} is a cloud image", f"give --cloud with it, or one of {IMAGES}")
     args.deploys = True
     cmd_cluster_up(args)
     clusters = getattr(args, "fleet_inventories", [("", None)])

@@ -27,6 +27,7 @@ KINDS: dict[str, str] = {
     "namespace": "pbs_harness.backends.namespace.NamespaceHost",
     "system": "pbs_harness.backends.system.SystemHost",
     "ssh": "pbs_harness.backends.ssh.SshHost",
+    "aws": "pbs_harness.backends.aws.AwsHost",
 }
 
 # Inventories written before KIND_VAR said "local host" and "flavour" in two variables; read them too,

@@ -1,0 +1,143 @@
+"""Cloud runs on the command line: `up --cloud KIND ...`, `down --run RUN`, `sweep`. Only parsing and
+printing: the work is pbs_harness.cloud.lifecycle's, the cloud's own part its kind of host's."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+
+from pbs_harness import errors
+from pbs_harness.cli.common import progress
+
+
+class ImageChoices(tuple):
+    """argparse choices for `up --image`: the local images, or (with --cloud) an image id, which the cloud's
+    kind judges before any API call."""
+
+    def __contains__(self, value: object) -> bool:
+        return super().__contains__(value) or (isinstance(value, str) and value.startswith("ami-"))
+
+
+def add_up_options(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("cloud hosts (docs/cloud.md)")
+    g.add_argument("--cloud", metavar="KIND", help="create the hosts in a cloud instead of on this machine: aws")
+    g.add_argument("--region", help="the cloud's region (default $AWS_REGION, $AWS_DEFAULT_REGION)")
+    g.add_argument("--instance-type", metavar="T", help="instance type (aws default t3.medium)")
+    g.add_argument("--ttl", default="2h", help="the run's lifetime: tags, and each VM powers off at it (default 2h)")
+    g.add_argument(
+        "--keep-on-failure", action="store_true", help="keep the VMs when up fails (prints how to remove them)"
+    )
+    g.add_argument(
+        "--provision-only",
+        action="store_true",
+        help="create, tag and write the inventory, then stop before any SSH (required at a stand-in endpoint)",
+    )
+    g.add_argument("--owner", help="owner tag (default user@machine): sweep removes only its owner's runs")
+    g.add_argument(
+        "--ssh-from", metavar="CIDR", default="0.0.0.0/0", help="who may reach the VMs' port 22 (default anyone)"
+    )
+
+
+def add_down_options(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("cloud runs (docs/cloud.md)")
+    g.add_argument(
+        "--run", metavar="RUN_ID", help="remove this cloud run (found by its tags) instead of a local cluster"
+    )
+    g.add_argument("--cloud", metavar="KIND", help="with --run and no record here: the run's cloud")
+    g.add_argument("--region", help="with --run and no record here: the run's region")
+    g.add_argument("--owner", help="with --run and no record here: the run's owner tag (default user@machine)")
+
+
+def add_sweep(p: argparse.ArgumentParser) -> None:
+    """`sweep`'s options, on the verb's parser."""
+    from pbs_harness.cloud import records
+
+    p.add_argument("--cloud", metavar="KIND", default="aws", help="the cloud (default aws)")
+    p.add_argument("--region", help="the region (default $AWS_REGION, $AWS_DEFAULT_REGION)")
+    p.add_argument("--older-than", metavar="AGE", help="also remove runs created longer ago than AGE (e.g. 3h)")
+    p.add_argument("--owner", help="owner tag to sweep (default user@machine)")
+    p.add_argument("--dry-run", action="store_true", help="list what would be removed, remove nothing")
+    p.add_argument(
+        "--state-dir", help=f"where this machine keeps its cloud runs' records (default ${records.ROOT_ENV}, "
+        f"{records.DEFAULT_ROOT})"
+    )  # fmt: skip
+    p.set_defaults(func=cmd_sweep)
+
+
+def _region(args: argparse.Namespace) -> str:
+    region = args.region or os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION")
+    if not region:
+        raise errors.UsageError("no region given", "give --region R (or set AWS_REGION)")
+    return region
+
+
+def _state_root(args: argparse.Namespace) -> Path:
+    from pbs_harness.cloud import records
+
+    return records.root(getattr(args, "state_dir", None))
+
+
+def cmd_cloud_up(args: argparse.Namespace) -> int:
+    """`up --cloud KIND`: the run's resources and inventory; then deploy and verify (cli.deploy) unless
+    --provision-only; a failed deploy tears the run down unless --keep-on-failure."""
+    from pbs_harness.cli.deploy import deploy_cluster
+    from pbs_harness.cloud import lifecycle, request
+
+    kind = lifecycle.kind(args.cloud)
+    req = request.CloudRequest(
+        cloud=args.cloud,
+        region=_region(args),
+        hosts=args.hosts,
+        instance_type=args.instance_type or kind.DEFAULT_INSTANCE_TYPE,
+        image=args.image or kind.DEFAULT_IMAGE,
+        ttl=request.parse_ttl(args.ttl),
+        name_prefix=args.name_prefix,
+        owner=args.owner or request.default_owner(),
+        ssh_from=args.ssh_from,
+        endpoint_url=kind.endpoint_from_env(os.environ),
+        keep_on_failure=args.keep_on_failure,
+        provision_only=args.provision_only,
+    )
+    root = _state_root(args)
+    rec = lifecycle.up(req, root, progress)
+    if args.provision_only:
+        progress(f"--provision-only: stopped before any SSH. Remove the run with: {lifecycle.down_hint(rec, root)}")
+        return errors.EXIT_OK
+    ok = False
+    try:
+        rc = deploy_cluster(args, str(rec.inventory))
+        ok = rc == errors.EXIT_OK
+    finally:
+        if not ok:
+            lifecycle.finish(rec, root, ok, args.keep_on_failure, progress)
+    progress(
+        f"cloud run {rec.run_id} deployed; test it with -i {rec.inventory}; remove it with: "
+        f"pbs-harness down --run {rec.run_id}"
+    )
+    return rc
+
+
+def cmd_cloud_down(args: argparse.Namespace) -> int:
+    from pbs_harness.cloud import lifecycle
+
+    lifecycle.down(
+        _state_root(args), args.run, progress, region=args.region or "", owner=args.owner or "", cloud=args.cloud or ""
+    )
+    return errors.EXIT_OK
+
+
+def cmd_sweep(args: argparse.Namespace) -> int:
+    from pbs_harness.cloud import lifecycle, request
+
+    older = request.parse_duration(args.older_than, "--older-than") if args.older_than else None
+    lifecycle.sweep(
+        args.cloud,
+        _region(args),
+        args.owner or request.default_owner(),
+        _state_root(args),
+        progress,
+        older_than=older,
+        dry_run=args.dry_run,
+    )
+    return errors.EXIT_OK

@@ -1,0 +1,265 @@
+"""`up --cloud aws --provision-only`, `down` and `sweep` through the real playbooks and the real amazon.aws
+modules, against moto's EC2 in server mode on 127.0.0.1.
+
+FAKED: the EC2 API (moto on 127.0.0.1, fake credentials). What that proves: the calls the playbooks
+make, the resources and tags they leave, the inventory written from what the API returned, idempotence
+by tag, teardown by tag, and that a killed run is swept. What it does not prove: moto boots nothing (no
+SSH, no cloud-init, so the TTL timer is checked as the user-data it is, not as a VM powering off), and
+it has no quotas, throttling or IAM. Nothing here connects to an address moto hands out.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import yaml
+
+from pbs_harness import errors, reachability
+from tests.unit.badinput import assert_refused, run_cli
+
+REGION = "eu-west-1"
+OWNER = "tester@ci"
+IMAGE = "ami-12c6146b"  # one of the AMIs moto serves in every region
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def moto() -> Iterator[str]:
+    """moto's server on 127.0.0.1 (only): its URL."""
+    port = _free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            break
+        except OSError:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError("moto server did not start") from None
+            time.sleep(0.2)  # polling a local port that is starting: bounded by the deadline above
+    yield f"http://127.0.0.1:{port}"
+    proc.terminate()
+    proc.wait(timeout=20)
+
+
+@pytest.fixture
+def cloud(moto: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    """Fake credentials, the moto endpoint, a state root of the test's own; never a probe of any host."""
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    monkeypatch.setenv("AWS_ENDPOINT_URL", moto)
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    monkeypatch.setenv("PBS_HARNESS_CLOUD_DIR", str(tmp_path / "cloud"))
+
+    def no_probe(*_a: object, **_k: object) -> None:
+        raise AssertionError("something tried to connect to a host address")
+
+    monkeypatch.setattr(reachability, "probe", no_probe)
+    return tmp_path / "cloud"
+
+
+def ec2(moto: str):
+    import boto3
+
+    return boto3.client(
+        "ec2",
+        region_name=REGION,
+        endpoint_url=moto,
+        aws_access_key_id="testing",
+        aws_secret_access_key="testing",  # noqa: S106 - moto's fake credentials
+    )
+
+
+def tagged(client, run_id: str) -> dict[str, list[str]]:
+    """Every resource still carrying the run's tag (instances not terminated)."""
+    f = [{"Name": "tag:pbs-harness-run", "Values": [run_id]}]
+    live = {"Name": "instance-state-name", "Values": ["pending", "running", "stopping", "stopped"]}
+    return {
+        "instances": [
+            i["InstanceId"]
+            for r in client.describe_instances(Filters=[*f, live])["Reservations"]
+            for i in r["Instances"]
+        ],
+        "groups": [g["GroupId"] for g in client.describe_security_groups(Filters=f)["SecurityGroups"]],
+        "keys": [k["KeyName"] for k in client.describe_key_pairs(Filters=f)["KeyPairs"]],
+    }
+
+
+NOTHING = {"instances": [], "groups": [], "keys": []}
+
+
+def up(capsys, *more: str) -> tuple[int, str, str]:
+    rc, out = run_cli(
+        ["up", "--cloud", "aws", "--region", REGION, "--image", IMAGE, "--provision-only", "--owner", OWNER,
+         "--name-prefix", "pbsc", *more],
+        capsys,
+    )  # fmt: skip
+    run_id = next((w for w in out.split() if w.startswith("pbsc-")), "").rstrip(":")
+    return rc, out, run_id
+
+
+def test_provision_tags_everything_writes_the_inventory_and_down_leaves_nothing(
+    cloud: Path, moto: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rc, out, run_id = up(capsys, "--hosts", "2", "--ttl", "90m")
+    assert rc == errors.EXIT_OK, out
+    client = ec2(moto)
+    found = tagged(client, run_id)
+    assert (len(found["instances"]), len(found["groups"]), found["keys"]) == (2, 2, [f"pbs-harness-{run_id}"])
+
+    record = json.loads((cloud / run_id / "run.json").read_text())
+    assert (record["status"], record["owner"], record["region"]) == ("up", OWNER, REGION)
+    expires = dt.datetime.strptime(record["expires"], "%Y-%m-%dT%H:%M:%SZ")
+    assert expires - dt.datetime.strptime(record["created"], "%Y-%m-%dT%H:%M:%SZ") == dt.timedelta(minutes=90)
+
+    reservations = client.describe_instances(InstanceIds=found["instances"])["Reservations"]
+    instances = [i for r in reservations for i in r["Instances"]]
+    for inst in instances:
+        tags = {t["Key"]: t["Value"] for t in inst["Tags"]}
+        assert tags["pbs-harness-run"] == run_id
+        assert tags["pbs-harness-owner"] == OWNER
+        assert tags["pbs-harness-expires"] == record["expires"]
+        attr = client.describe_instance_attribute(
+            InstanceId=inst["InstanceId"], Attribute="instanceInitiatedShutdownBehavior"
+        )
+        assert attr["InstanceInitiatedShutdownBehavior"]["Value"] == "terminate"
+        raw = client.describe_instance_attribute(InstanceId=inst["InstanceId"], Attribute="userData")["UserData"][
+            "Value"
+        ]
+        user_data = yaml.safe_load(base64.b64decode(raw))
+        timer = next(f["content"] for f in user_data["write_files"] if f["path"].endswith("pbs-harness-ttl.timer"))
+        assert f"OnCalendar={expires:%Y-%m-%d %H:%M:%S} UTC" in timer
+        assert "Persistent=true" in timer
+        assert ["systemctl", "enable", "--now", "pbs-harness-ttl.timer"] in user_data["runcmd"]
+        assert "ed25519_private" in user_data["ssh_keys"]  # the host key pinned before boot
+
+    # The inventory lists the created instances at the addresses the API gave, marked as not real.
+    inventory = cloud / run_id / "inventory"
+    hosts = yaml.safe_load((inventory / "hosts.yml").read_text())["all"]["children"]
+    moms = hosts["pbs_moms"]["hosts"]
+    by_id = {i["InstanceId"]: i for i in instances}
+    assert sorted(moms) == ["pbsc01", "pbsc02"]
+    assert list(hosts["pbs_server"]["hosts"]) == ["pbsc01"]
+    for host in moms.values():
+        assert host["ansible_host"] == by_id[host["cloud_instance_id"]]["PublicIpAddress"]
+    cloud_vars = yaml.safe_load((inventory / "group_vars" / "all" / "cloud.yml").read_text())
+    assert (cloud_vars["pbs_harness_host_kind"], cloud_vars["cloud_endpoint_real"]) == ("aws", False)
+    known = (inventory / ".ssh" / "known_hosts").read_text()
+    assert all(m["ansible_host"] in known for m in moms.values())
+
+    # Deploying onto it is refused before any connection (reachability.probe is a tripwire here).
+    rc, out = run_cli(["deploy", "-i", str(inventory)], capsys)
+    assert_refused(rc, out, errors.EXIT_PRECONDITION, "not AWS's", "never connects")
+
+    # A second provision of the same run changes nothing (found by tag).
+    second = subprocess.run(
+        [str(Path(sys.executable).parent / "ansible-playbook"), "-i", "localhost,", "playbooks/cloud/aws/provision.yml",
+         "-e", f"@{cloud / run_id / 'plan.json'}"],
+        capture_output=True, text=True, check=False, env=dict(os.environ, ANSIBLE_CONFIG="ansible.cfg"),
+    )  # fmt: skip
+    assert second.returncode == 0, second.stdout[-3000:]
+    assert "changed=0" in second.stdout, second.stdout[-3000:]
+    assert "failed=0" in second.stdout, second.stdout[-3000:]
+    assert tagged(client, run_id) == found
+
+    rc, out = run_cli(["down", "--run", run_id], capsys)
+    assert rc == errors.EXIT_OK, out
+    assert tagged(client, run_id) == NOTHING
+    assert json.loads((cloud / run_id / "run.json").read_text())["status"] == "down"
+
+
+def test_a_missing_ami_is_refused_and_creates_nothing(
+    cloud: Path, moto: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rc, out = run_cli(
+        ["up", "--cloud", "aws", "--region", REGION, "--image", "ami-00000000", "--provision-only", "--owner", OWNER],
+        capsys,
+    )
+    assert_refused(rc, out, errors.EXIT_PRECONDITION, "no AMI ami-00000000 in eu-west-1")
+    (run_dir,) = cloud.iterdir()
+    assert tagged(ec2(moto), run_dir.name) == NOTHING
+
+
+def test_a_killed_provision_is_swept_and_sweep_spares_what_is_not_ours(
+    cloud: Path, moto: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    client = ec2(moto)
+    # Not ours: an untagged instance, and an expired run of another owner.
+    untagged = client.run_instances(ImageId=IMAGE, MinCount=1, MaxCount=1)["Instances"][0]["InstanceId"]
+    other_tags = [
+        {"Key": "pbs-harness-run", "Value": "other-run-1"},
+        {"Key": "pbs-harness-owner", "Value": "someone@else"},
+        {"Key": "pbs-harness-expires", "Value": "2020-01-01T00:00:00Z"},
+    ]
+    other = client.run_instances(
+        ImageId=IMAGE, MinCount=1, MaxCount=1, TagSpecifications=[{"ResourceType": "instance", "Tags": other_tags}]
+    )["Instances"][0]["InstanceId"]
+
+    # `up` killed outright (SIGKILL, it and its playbook) once its first instance exists.
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    proc = subprocess.Popen(
+        [str(Path(sys.executable).parent / "pbs-harness"), "up", "--cloud", "aws", "--region", REGION, "--image", IMAGE,
+         "--provision-only", "--owner", OWNER, "--hosts", "3", "--name-prefix", "pbsk"],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, start_new_session=True,
+    )  # fmt: skip
+    deadline = time.monotonic() + 600
+    run_id = ""
+    while time.monotonic() < deadline:
+        runs = [d.name for d in cloud.iterdir()] if cloud.exists() else []
+        run_id = runs[0] if runs else ""
+        if run_id and tagged(client, run_id)["instances"]:
+            break
+        assert proc.poll() is None, proc.stdout.read() if proc.stdout else ""
+        time.sleep(0.5)  # polling the API for the first instance: bounded by the deadline above
+    else:
+        pytest.fail("no instance appeared within 600 s")
+    # Its playbook runs in a session of its own: found first, then both killed, the playbook's whole group.
+    playbooks = Path(f"/proc/{proc.pid}/task/{proc.pid}/children").read_text().split()
+    os.killpg(proc.pid, signal.SIGKILL)
+    for pid in playbooks:
+        os.killpg(int(pid), signal.SIGKILL)
+    proc.wait(timeout=30)
+    for pid in playbooks:  # gone (its group killed): what is tagged now stays as it is
+        deadline = time.monotonic() + 30
+        while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
+            time.sleep(0.2)  # waiting for a killed process to be reaped by init: bounded
+    left = tagged(client, run_id)
+    assert left["instances"], "the run was killed after creating something"
+    assert json.loads((cloud / run_id / "run.json").read_text())["status"] == "provisioning"
+
+    rc, out = run_cli(["sweep", "--region", REGION, "--owner", OWNER, "--dry-run"], capsys)
+    assert rc == errors.EXIT_OK, out
+    assert run_id in out, out
+    assert "was killed" in out, out
+    assert "nothing removed" in out, out
+    assert tagged(client, run_id) == left
+    rc, out = run_cli(["sweep", "--region", REGION, "--owner", OWNER], capsys)
+    assert rc == errors.EXIT_OK, out
+    assert tagged(client, run_id) == NOTHING
+    states = {
+        i["InstanceId"]: i["State"]["Name"]
+        for r in client.describe_instances(InstanceIds=[untagged, other])["Reservations"]
+        for i in r["Instances"]
+    }
+    assert states == {untagged: "running", other: "running"}, "sweep touched what is not ours"
+    client.terminate_instances(InstanceIds=[untagged, other])
