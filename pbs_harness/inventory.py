@@ -392,7 +392,9 @@ def check_reachable(inv: Inventory, timeout: float = 10) -> None:
     # whose addresses are fake, is never probed.
     from pbs_harness import hosts
 
-    hosts.kind_of(inv.server.vars).check_network(inv.server.vars)
+    kind = hosts.kind_of(inv.server.vars)
+    if issubclass(kind, hosts.HostKind):  # the kinds not yet moved onto the interface (#31) have no such check
+        kind.check_network(inv.server.vars)
     endpoints = {h.name: h.probe_endpoint() for h in inv.hosts.values()}
     probed = {name: end for name, end in endpoints.items() if end is not None}
     failures = reachability.probe(probed, timeout)
