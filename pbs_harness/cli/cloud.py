@@ -35,6 +35,11 @@ def add_up_options(p: argparse.ArgumentParser) -> None:
     )
     g.add_argument("--owner", help="owner tag (default user@machine): sweep removes only its owner's runs")
     g.add_argument(
+        "--run-id",
+        metavar="ID",
+        help="the run's id, [a-z0-9-]{6,40} (default PREFIX-date-time-random; CI: written down first)",
+    )
+    g.add_argument(
         "--ssh-from", metavar="CIDR", default="0.0.0.0/0", help="who may reach the VMs' port 22 (default anyone)"
     )
 
@@ -98,6 +103,7 @@ def cmd_cloud_up(args: argparse.Namespace) -> int:
         endpoint_url=kind.endpoint_from_env(os.environ),
         keep_on_failure=args.keep_on_failure,
         provision_only=args.provision_only,
+        run_id=args.run_id or "",
     )
     root = _state_root(args)
     rec = lifecycle.up(req, root, progress)

@@ -19,7 +19,7 @@ from typing import Any, Protocol, cast
 
 from pbs_harness import deploy, hosts
 from pbs_harness.cloud import records
-from pbs_harness.cloud.request import CloudRequest, parse_stamp, stamp
+from pbs_harness.cloud.request import CloudRequest, default_owner, parse_stamp, stamp
 from pbs_harness.errors import HarnessError, PreconditionError, UsageError
 
 Say = Callable[[str], None]
@@ -182,8 +182,6 @@ def down(state_root: Path, run_id: str, say: Say, *, region: str = "", owner: st
             f"no record of cloud run {run_id} in {state_root}",
             "give --state-dir where it was made, or --cloud and --region (and --owner when not this user@machine)",
         )
-    from pbs_harness.cloud.request import default_owner
-
     cloud = rec.cloud if rec else cloud
     k = kind(cloud)
     k.check_credentials()
@@ -235,16 +233,23 @@ def group_by_run(listing: Mapping[str, list[Mapping[str, Any]]]) -> list[TaggedR
 
 
 def why_remove(
-    run: TaggedRun, rec: records.RunRecord | None, now: dt.datetime, older_than: dt.timedelta | None
+    run: TaggedRun,
+    rec: records.RunRecord | None,
+    now: dt.datetime,
+    older_than: dt.timedelta | None,
+    records_here: bool = True,
 ) -> str | None:
     """Why a sweep removes this run, or None to leave it: its run is gone (no record here, or a record
-    of a run that ended, or whose `up` was killed), it expired, or it is older than --older-than."""
+    of a run that ended, or whose `up` was killed), it expired, or it is older than --older-than.
+    `records_here`: this machine keeps the owner's records (the owner is this user@machine); for another
+    owner (a CI repository's, shared by many runners) a missing record says nothing, and only expiry
+    and age remove a run."""
     if run.expires is None or run.expires <= now:
         return "expired" if run.expires else "no readable expiry tag"
     if older_than is not None and (run.created is None or run.created <= now - older_than):
         return f"older than {older_than}"
     if rec is None:
-        return "no record of the run on this machine"
+        return "no record of the run on this machine" if records_here else None
     if rec.status in ("down", "failed"):
         return f"its run ended ({rec.status})"
     if rec.status == "provisioning" and not rec.controller_alive:
@@ -282,7 +287,7 @@ def sweep(
         say(f"sweep ({cloud}, {region}, owner {owner}): {len(runs)} tagged runs")
         for run in runs:
             rec = records.find(state_root, run.run_id)
-            why = why_remove(run, rec, now, older_than)
+            why = why_remove(run, rec, now, older_than, records_here=owner == default_owner())
             status = f"remove: {why}" if why else "keep: live"
             expires = stamp(run.expires) if run.expires else "?"
             say(f"  {run.run_id:32} expires {expires:20} {len(run.resources)} resources  {status}")

@@ -105,6 +105,7 @@ def test_the_jobs_call_the_scripts_ci_run_runs() -> None:
     }
     ci_run = (ROOT / ".ci" / "run").read_text() + (ROOT / "scripts" / "ci" / "acceptance.sh").read_text()
     ci_run += (ROOT / "scripts" / "ci" / "vm-cluster.sh").read_text()
+    ci_run += (ROOT / "scripts" / "ci" / "cloud-moto.sh").read_text()  # the cloud jobs' scripts, against moto
     assert {c for c in called if c not in ci_run} == set()
     for _, block, text in ALL_BLOCKS:
         for line in (ln.split(" #")[0].strip() for ln in text.splitlines()):

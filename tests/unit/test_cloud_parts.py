@@ -64,6 +64,9 @@ def test_sweep_keeps_a_live_run_and_removes_gone_or_expired_ones() -> None:
     assert lifecycle.why_remove(live, _rec("up"), NOW, None) is None
     assert lifecycle.why_remove(_run(NOW - dt.timedelta(minutes=1)), _rec("up"), NOW, None) == "expired"
     assert lifecycle.why_remove(live, None, NOW, None) == "no record of the run on this machine"
+    # Another owner's (a CI repository's) live run without a record here is not gone: only expiry removes it.
+    assert lifecycle.why_remove(live, None, NOW, None, records_here=False) is None
+    assert lifecycle.why_remove(_run(NOW), None, NOW, None, records_here=False) == "expired"
     assert lifecycle.why_remove(live, _rec("failed"), NOW, None) == "its run ended (failed)"
     assert lifecycle.why_remove(live, _rec("up"), NOW, dt.timedelta(minutes=30)) == "older than 0:30:00"
     assert lifecycle.why_remove(live, _rec("up"), NOW, dt.timedelta(hours=3)) is None
