@@ -11,6 +11,7 @@ it has no quotas, throttling or IAM. Nothing here connects to an address moto ha
 from __future__ import annotations
 
 import base64
+import contextlib
 import datetime as dt
 import json
 import os
@@ -106,6 +107,22 @@ def tagged(client, run_id: str) -> dict[str, list[str]]:
 
 
 NOTHING = {"instances": [], "groups": [], "keys": []}
+
+
+def freeze_tree(pid: int) -> list[int]:
+    """SIGSTOP `pid` and every descendant, parents first; the pids."""
+    found, todo = [], [pid]
+    while todo:
+        current = todo.pop()
+        try:
+            os.kill(current, signal.SIGSTOP)
+        except ProcessLookupError:
+            continue
+        found.append(current)
+        for task in Path(f"/proc/{current}/task").glob("*"):
+            with contextlib.suppress(OSError):  # the task ended meanwhile
+                todo += [int(c) for c in (task / "children").read_text().split()]
+    return found
 
 
 def up(capsys, *more: str) -> tuple[int, str, str]:
@@ -233,16 +250,16 @@ def test_a_killed_provision_is_swept_and_sweep_spares_what_is_not_ours(
         time.sleep(0.5)  # polling the API for the first instance: bounded by the deadline above
     else:
         pytest.fail("no instance appeared within 600 s")
-    # Its playbook runs in a session of its own: found first, then both killed, the playbook's whole group.
-    playbooks = Path(f"/proc/{proc.pid}/task/{proc.pid}/children").read_text().split()
-    os.killpg(proc.pid, signal.SIGKILL)
-    for pid in playbooks:
-        os.killpg(int(pid), signal.SIGKILL)
+    # Killed outright, the whole tree at once: each process frozen as it is found (so none forks a new one;
+    # ansible's workers start sessions of their own, so a process group would miss them), then all SIGKILLed.
+    tree = freeze_tree(proc.pid)
+    for pid in tree:
+        os.kill(pid, signal.SIGKILL)
     proc.wait(timeout=30)
-    for pid in playbooks:  # gone (its group killed): what is tagged now stays as it is
+    for pid in tree:  # gone: what is tagged now stays as it is
         deadline = time.monotonic() + 30
         while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
-            time.sleep(0.2)  # waiting for a killed process to be reaped by init: bounded
+            time.sleep(0.2)  # waiting for a killed process to be reaped: bounded
     left = tagged(client, run_id)
     assert left["instances"], "the run was killed after creating something"
     assert json.loads((cloud / run_id / "run.json").read_text())["status"] == "provisioning"
