@@ -73,6 +73,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
         "markers": sorted({m.name for m in item.iter_markers() if m.name not in OWN_MARKERS}),
         "differences": list(item.stash.get(DIFFS_KEY, [])),
     }
+    if report.when == "teardown":
+        _link_evidence(item, report)
     faults = item.stash.get(FAULTS_KEY, None)
     if faults:
         report.pbsh_entry["faults"] = list(faults)
@@ -84,6 +86,20 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
         report.pbsh_repairs = list(repairs)
         repairs.clear()
     return report
+
+
+def _link_evidence(item: pytest.Item, report: pytest.TestReport) -> None:
+    """pytest-html's Links column: the test's evidence folder (its index.html), relative to the page."""
+    where = next((str(v) for k, v in item.user_properties if k == "evidence"), None)
+    page = item.config.getoption("htmlpath", None)
+    if not where or not page:
+        return
+    try:
+        from pytest_html import extras
+    except ImportError:  # pytest-html not installed: no Links column to fill
+        return
+    href = os.path.relpath(Path(where) / "index.html", Path(page).resolve().parent)
+    report.extras = [*getattr(report, "extras", []), extras.url(href, name="evidence")]
 
 
 def record_faults(item: pytest.Item, windows: list[dict[str, str]]) -> None:

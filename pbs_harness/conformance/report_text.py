@@ -124,8 +124,8 @@ def verdict_lines(verdicts: list[Verdict]) -> list[str]:
         bugs = known_bugs(v.rows)
         if bugs:
             lines.append(
-                f"- Known OpenPBS bugs pinned by guards{of}: {sum(bugs.values())} in {len(bugs)} interface(s) "
-                f"that otherwise work ({', '.join(bugs)})"
+                f"- Known OpenPBS bugs pinned next to passes{of}: {sum(bugs.values())} xfail(s) in "
+                f"{len(bugs)} interface(s) that otherwise work ({', '.join(bugs)})"
             )
     return lines
 

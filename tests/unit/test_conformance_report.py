@@ -268,7 +268,7 @@ def test_the_reports_show_status_outcomes_and_guards(guarded: Path, tmp_path: Pa
     assert "| 2 guards<br>test_records<br>test_records_after_restart |" in row
     row = next(line for line in md.splitlines() if line.startswith("| RD-5 |"))
     assert f"| **weakly guarded: {guards.ONLY_XFAIL}**<br>test_pinned_bug |" in row
-    assert "- Known OpenPBS bugs pinned by guards: 1 in 1 interface(s) that otherwise work (RD-3)" in md
+    assert "- Known OpenPBS bugs pinned next to passes: 1 xfail(s) in 1 interface(s) that otherwise work (RD-3)" in md
     assert f"- **Weakly guarded** ({len(catalogue.load()) - 1} of {len(catalogue.load())} interfaces): " in md
     data = json.loads(json_path.read_text())
     rd3 = next(i for i in data["interfaces"] if i["id"] == "RD-3")

@@ -94,3 +94,19 @@ def test_results_json_holds_no_absolute_path(tmp_path: Path) -> None:
     assert json.loads(path.read_text())["tests"][0]["evidence"] == "evidence/run-1/test_x"
     assert str(tmp_path) not in path.read_text()
     assert results.load(path)["tests"][0]["evidence"] == str(evidence)  # read back against the file's folder
+
+
+def test_pytest_html_links_the_evidence_folder(pytester: pytest.Pytester, tmp_path: Path) -> None:
+    """The recorder puts the evidence's index.html into pytest-html's Links column (the folder is made
+    up here: a test stands in for the plugin's fixture by adding the `evidence` property)."""
+    pytester.makepyfile(
+        test_ev=f"""
+def test_ev(record_property):
+    record_property("evidence", {str(tmp_path / "reports" / "evidence" / "t")!r})
+"""
+    )
+    page = tmp_path / "reports" / "acceptance.html"
+    plugins = ("-p", "pbs_harness.conformance.recorder", "-p", "no:cacheprovider")
+    child = pytester.runpytest_subprocess(*plugins, "--results-json", str(tmp_path / "r.json"), "--html", str(page))
+    child.assert_outcomes(passed=1)
+    assert "evidence/t/index.html" in page.read_text()
