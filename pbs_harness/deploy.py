@@ -15,6 +15,7 @@ from pathlib import Path
 
 from pbs_harness import project, shell
 from pbs_harness.errors import HarnessError, PreconditionError, UnreachableError
+from pbs_harness.inventory import with_this_python
 
 RECAP_RE = re.compile(
     r"^(?P<host>\S+)\s+:\s+ok=(?P<ok>\d+)\s+changed=(?P<changed>\d+)\s+unreachable=(?P<unreachable>\d+)\s+"
@@ -130,6 +131,7 @@ def run_playbook(
     log = log_dir / f"ansible-{Path(playbook).stem}.log"
     argv = [_ansible_bin("ansible-playbook"), "-i", str(inventory), str(root / "playbooks" / playbook), *extra]
     env = dict(os.environ, ANSIBLE_CONFIG=str(root / "ansible.cfg"), ANSIBLE_FORCE_COLOR="0", PYTHONUNBUFFERED="1")
+    env["PATH"] = with_this_python(env.get("PATH", ""))  # the inventory scripts' python3
     start = time.monotonic()
     lines: list[str] = []
     if not shutil.which(argv[0]):  # checked before the last run's log is overwritten

@@ -74,12 +74,68 @@ def _json_error(path: Path, exc: json.JSONDecodeError) -> str:
     return f"{path} is not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
 
 
+# The hook events OpenPBS knows (src/include/hook.h, HOOKSTR_*, master cd7ab5e; an older server refuses the
+# newer ones itself), and the order a site hook may take (qmgr: 1 to 1000).
+EVENTS = frozenset(
+    {
+        *("queuejob", "postqueuejob", "modifyjob", "resvsub", "modifyresv", "movejob", "runjob", "provision"),
+        *("periodic", "resv_confirm", "resv_begin", "resv_end", "management", "jobobit", "modifyvnode"),
+        *("execjob_begin", "execjob_prologue", "execjob_epilogue", "execjob_end", "execjob_preterm"),
+        *("execjob_launch", "execjob_attach", "execjob_resize", "execjob_abort", "execjob_postsuspend"),
+        *("execjob_preresume", "exechost_periodic", "exechost_startup"),
+    }
+)
+ORDER_RANGE = (1, 1000)
+
+
+def _whole(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def check_attributes(name: str, item: dict[str, Any], where: str) -> None:
+    """events, order, alarm and enabled of a hook item: each judged here, before any host is contacted
+    (`events: [no_such_event]`, `order: -5`, `alarm: banana` and `enabled: maybe` used to reach qmgr)."""
+    events = item.get("events")
+    if events is not None:
+        listed = [events] if isinstance(events, str) else events
+        if not isinstance(listed, list) or not listed:
+            raise PreconditionError(
+                f"{where}: hook {name}: events {events!r} is not an event or a list of them", HINT_LIST
+            )
+        unknown = [e for e in listed if e not in EVENTS]
+        if unknown:
+            raise PreconditionError(
+                f"{where}: hook {name}: unknown event(s) {', '.join(map(repr, unknown))}",
+                "use OpenPBS hook events, e.g. execjob_begin, execjob_launch, queuejob "
+                f"(all: {', '.join(sorted(EVENTS))})",
+            )
+    order = item.get("order")
+    if order is not None and not (_whole(order) and ORDER_RANGE[0] <= order <= ORDER_RANGE[1]):
+        raise PreconditionError(
+            f"{where}: hook {name}: order {order!r} is not a whole number from {ORDER_RANGE[0]} to {ORDER_RANGE[1]}",
+            "give a site hook's run order among the hooks of its event, 1 to 1000",
+        )
+    alarm = item.get("alarm")
+    if alarm is not None and not (_whole(alarm) and alarm >= 1):
+        raise PreconditionError(
+            f"{where}: hook {name}: alarm {alarm!r} is not a whole number of seconds (1 or more)",
+            "give the seconds the hook may run, e.g. alarm: 30",
+        )
+    enabled = item.get("enabled")
+    if enabled is not None and not isinstance(enabled, bool):
+        raise PreconditionError(
+            f"{where}: hook {name}: enabled {enabled!r} is not true or false",
+            "write enabled: true or enabled: false, unquoted",
+        )
+
+
 def check_hook(name: str, item: dict[str, Any], src: Path, where: str) -> None:
     state = item.get("state", "present")
     if state not in ("present", "absent"):
         raise PreconditionError(f"{where}: hook {name}: state {state!r} is not present or absent", HINT_LIST)
     if state == "absent":
         return
+    check_attributes(name, item, where)
     if not item.get("file"):
         raise PreconditionError(f"{where}: hook {name} has no 'file' (its Python source in {src})", HINT_LIST)
     source = src / str(item["file"])

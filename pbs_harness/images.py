@@ -112,6 +112,20 @@ def cache_dir() -> Path:
     return Path(os.environ.get(CACHE_ENV) or DEFAULT_CACHE)
 
 
+def check_cache_dir(*, writable: bool) -> None:
+    """The cache folder is a folder (and, to build into it, one this user can create or write): a file there
+    used to give a raw `[Errno 20] Not a directory`, and `cache` called it "empty"."""
+    where = cache_dir()
+    named = f"{where} (from ${CACHE_ENV})" if os.environ.get(CACHE_ENV) else str(where)
+    hint = f"point ${CACHE_ENV} at a folder (or unset it for {DEFAULT_CACHE})"
+    blocker = next((p for p in (where, *where.parents) if p.exists()), None)
+    if blocker is not None and not blocker.is_dir():
+        what = "is a file, not a folder" if blocker == where else f"cannot be a folder: {blocker} is a file"
+        raise PreconditionError(f"the cache folder {named} {what}", hint)
+    if writable and blocker is not None and not os.access(blocker, os.W_OK | os.X_OK):
+        raise PreconditionError(f"the cache folder {named} cannot be created or written ({blocker})", hint)
+
+
 def runtime_packages() -> tuple[str, ...]:
     """The Debian packages OpenPBS's packages need at run time, from the openpbs_install role's
     defaults (the one list the role installs on VMs too): baked into host images so that the role

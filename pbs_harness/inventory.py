@@ -312,7 +312,18 @@ def _templated(value: object) -> bool:
     return isinstance(value, str) and "{{" in value
 
 
+# A host's inventory name becomes its PBS node name (qmgr, the moms' config, hostnames): DNS labels joined by
+# dots (underscores taken, as Ansible takes them). `a;rm -rf x` and `$(touch f)` used to be accepted.
+_NODE_NAME_RE = re.compile(r"^(?!-)[A-Za-z0-9_-]{1,63}(?<!-)(?:\.(?!-)[A-Za-z0-9_-]{1,63}(?<!-))*$")
+
+
 def _validate_host(path: Path, host: InventoryHost) -> None:
+    if len(host.name) > 253 or not _NODE_NAME_RE.match(host.name):
+        raise PreconditionError(
+            f"inventory {path}: host name {host.name!r} cannot be a PBS node name (letters, digits, '-', '_' "
+            "and '.' between labels of 1 to 63 characters)",
+            "name the host by its hostname (e.g. node01 or node01.example.org) and put its address in ansible_host",
+        )
     port = host.vars.get("ansible_port", 22)
     if isinstance(port, bool) or not str(port).isdigit() or not 1 <= int(port) <= 65535:
         raise PreconditionError(
@@ -356,12 +367,66 @@ def parse_failure(stderr: str) -> str:
     return (errors[-1] if errors else stderr.strip()[-600:]) or "no message"
 
 
+_VARS_DIRS = ("group_vars", "host_vars")
+
+
+class _AnyTagLoader(yaml.SafeLoader):
+    """Ansible's tags (!vault, !unsafe) read as plain values: only the YAML syntax is judged here."""
+
+
+_AnyTagLoader.add_multi_constructor("!", lambda loader, _suffix, node: None)
+
+
+def _vars_file_problem(path: Path) -> str | None:
+    """The first group_vars/host_vars file beside the inventory that is not valid YAML, with its line and
+    column (ansible-inventory names neither the file nor the line of those)."""
+    base = path if path.is_dir() else path.parent
+    for vars_dir in _VARS_DIRS:
+        for file in sorted(p for p in (base / vars_dir).rglob("*") if p.is_file()):
+            if file.suffix not in ("", ".yml", ".yaml", ".json"):
+                continue
+            try:
+                yaml.load(file.read_text(), Loader=_AnyTagLoader)  # noqa: S506 - a SafeLoader
+            except yaml.YAMLError as exc:
+                mark = getattr(exc, "problem_mark", None)
+                where = f" line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+                what = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+                return f"{file}{where}: {what}"
+            except (OSError, UnicodeDecodeError) as exc:
+                return f"{file}: cannot be read ({exc})"
+    return None
+
+
+def _check_holds_an_inventory(path: Path) -> None:
+    """A folder with no inventory file in it (an empty one used to get "fix: fix that file")."""
+    if not path.is_dir():
+        return
+    sources = [p for p in path.iterdir() if p.name not in _VARS_DIRS and not p.name.startswith(".")]
+    if not sources:
+        raise PreconditionError(
+            f"inventory {path} is a folder with no inventory file in it",
+            "put a hosts.yml in it with groups pbs_server and pbs_moms (inventory/cloud.example/hosts.yml "
+            "shows the layout), or pass -i the file itself",
+        )
+
+
+def with_this_python(path_var: str) -> str:
+    """PATH with this interpreter's folder first: inventory scripts (inventory/local/cluster.py) start with
+    `#!/usr/bin/env python3` and import pbs_harness and PyYAML, which only this environment has. On a bare
+    Debian 12 the system python3 has neither, and the local inventory failed to parse (issue #34)."""
+    here = str(Path(sys.executable).parent)
+    return here + (os.pathsep + path_var if path_var else "")
+
+
 def load(path: Path) -> Inventory:
     # E.g. the local inventory without a running cluster: stop before anything connects anywhere.
     providers.of_path(path).check_listable(path)
+    _check_holds_an_inventory(path)
     # Without this ansible-inventory reports a source it cannot parse as a warning, exits 0 and
     # lists an empty inventory, which reads as "no pbs_server host" instead of the parse error.
-    env = dict(os.environ, ANSIBLE_INVENTORY_ANY_UNPARSED_IS_FAILED="True")
+    # A host listed twice in one YAML mapping is an error too (Ansible warns and keeps the last one).
+    env = dict(os.environ, ANSIBLE_INVENTORY_ANY_UNPARSED_IS_FAILED="True", ANSIBLE_DUPLICATE_YAML_DICT_KEY="error")
+    env["PATH"] = with_this_python(env.get("PATH", ""))
     argv = [_ansible_inventory(), "-i", str(path), "--list"]
     try:
         res = shell.run(argv, timeout=120, env=env)
@@ -376,9 +441,15 @@ def load(path: Path) -> Inventory:
             f"ansible-inventory did not list {path} within 120s", "check the inventory's scripts and plugins"
         ) from exc
     if not res.ok:
+        vars_problem = _vars_file_problem(path)
+        if vars_problem:
+            raise PreconditionError(
+                f"inventory {path}: a variables file is not valid YAML: {vars_problem}",
+                "fix that file at that line (`ansible-inventory -i PATH --graph` fails on it too)",
+            )
         raise PreconditionError(
             f"inventory {path} cannot be parsed: {parse_failure(res.stderr)}",
-            "fix that file (`ansible-inventory -i PATH --graph` shows the same error)",
+            "fix the file and line named (`ansible-inventory -i PATH --graph` shows the same error)",
         )
     return parse(json.loads(res.stdout), path)
 

@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from pbs_harness import images, nspawn, shell
+from pbs_harness import images, nspawn, safetar, shell
 from pbs_harness.errors import HarnessError, PreconditionError
 from pbs_harness.openpbs_source import BUILD_SCRIPT, KINDS, PROVENANCE_FILE, Provenance, Source, package_files
 
@@ -190,7 +190,7 @@ def _unpack_source(source: Source, into: Path) -> Path:
         return source.path
     into.mkdir(parents=True)
     with tarfile.open(source.path) as tar:
-        tar.extractall(into, filter="data")
+        safetar.extract(tar, into)
     tops = [p for p in into.iterdir() if p.is_dir()]
     return tops[0] if len(tops) == 1 and not (into / "configure.ac").exists() else into
 

@@ -122,12 +122,39 @@ def package_files(names: list[str]) -> dict[str, tuple[str, str]]:
 
 
 def _archive_is_source(path: Path) -> bool:
-    """configure.ac at the archive's top, or in its one top folder."""
+    """configure.ac at the archive's top, or in its one top folder; then also upstream's package build script
+    there (a tarball with a configure.ac that is not OpenPBS used to be taken, and the builder image made)."""
     try:
         with tarfile.open(path) as tar:
-            return any(Path(m.name).parts[-1:] == ("configure.ac",) and len(Path(m.name).parts) <= 2 for m in tar)
+            names = [Path(m.name) for m in tar]
     except (tarfile.TarError, OSError) as exc:
         raise PreconditionError(f"--openpbs {path} is not a readable archive: {exc}", f"name {ACCEPTED}") from exc
+    tops = {n.parent for n in names if n.name == "configure.ac" and len(n.parts) <= 2}
+    if not tops:
+        return False
+    if not any(top / BUILD_SCRIPT in names for top in tops):
+        raise PreconditionError(
+            f"--openpbs {path} is a source archive without {BUILD_SCRIPT} (configure.ac alone is not OpenPBS): "
+            "not an OpenPBS source archive from 20.0 on",
+            f"name {ACCEPTED}; for an older OpenPBS, build its packages yourself and name their folder",
+        )
+    return True
+
+
+# The first bytes of a package file: a .deb is an ar archive, an .rpm starts with its lead's magic.
+_MAGIC = {".deb": b"!<arch>\n", ".rpm": b"\xed\xab\xee\xdb"}
+
+
+def _check_package_heads(where: Path, heads: dict[str, bytes]) -> None:
+    """Each package file (name -> its first bytes) is a package: a folder or zip of zero-byte
+    openpbs-*.deb files used to be taken, and cached as that OpenPBS version."""
+    bad = [name for name, head in sorted(heads.items()) if not head.startswith(_MAGIC[Path(name).suffix])]
+    if bad:
+        raise PreconditionError(
+            f"--openpbs {where}: {', '.join(bad)} {'is not a package' if len(bad) == 1 else 'are not packages'} "
+            "(empty, or not a .deb/.rpm file inside)",
+            "name the release zip or the folder of package files as OpenPBS published or built them",
+        )
 
 
 def judge(path: Path) -> Source:
@@ -146,6 +173,11 @@ def judge(path: Path) -> Source:
             return Source(path, "tree", sha256_tree(path), tree_commit(path))
         found = package_files(sorted(p.name for p in path.iterdir()))
         if {"openpbs-server", "openpbs-execution"} <= set(found):
+            heads = {}
+            for file, _version in found.values():
+                with (path / file).open("rb") as f:
+                    heads[file] = f.read(8)
+            _check_package_heads(path, heads)
             return Source(path, "packages", sha256_tree(path))
         raise PreconditionError(
             f"--openpbs {path} is a folder with neither an OpenPBS source tree (configure.ac) nor OpenPBS packages "
@@ -156,8 +188,14 @@ def judge(path: Path) -> Source:
         if not zipfile.is_zipfile(path):
             raise PreconditionError(f"--openpbs {path} is not a zip file", f"name {ACCEPTED}")
         with zipfile.ZipFile(path) as zf:
-            found = package_files([Path(n).name for n in zf.namelist()])
+            members = {Path(n).name: n for n in zf.namelist()}
+            found = package_files(sorted(members))
+            heads = {}
+            for file, _version in found.values():
+                with zf.open(members[file]) as f:
+                    heads[file] = f.read(8)
         if {"openpbs-server", "openpbs-execution"} <= set(found):
+            _check_package_heads(path, heads)
             return Source(path, "zip", sha256_file(path))
         raise PreconditionError(
             f"--openpbs {path} holds no openpbs-server and openpbs-execution packages", f"name {ACCEPTED}"

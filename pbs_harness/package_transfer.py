@@ -17,7 +17,7 @@ import tarfile
 import tempfile
 from pathlib import Path
 
-from pbs_harness import images
+from pbs_harness import images, safetar
 from pbs_harness.errors import PreconditionError
 from pbs_harness.openpbs_source import PROVENANCE_FILE
 
@@ -106,7 +106,7 @@ def import_(source: Path) -> tuple[Path, bool]:
                 return folder, False
             folder.parent.mkdir(parents=True, exist_ok=True)
             with tempfile.TemporaryDirectory(dir=folder.parent, prefix=".import-") as work:
-                tar.extractall(work, members=members, filter="data")
+                safetar.extract(tar, work, members)
                 json.loads((Path(work) / top / PROVENANCE_FILE).read_text())  # a readable record
                 if folder.exists():
                     shutil.rmtree(folder)  # an interrupted build or import of the same set

@@ -2,7 +2,10 @@
 
 The whole probe takes at most `within` seconds whatever the number of hosts: names are resolved
 in daemon threads and every connection is started at once (non-blocking sockets), so a hundred
-silent hosts cost as much time as one. The answer is a failure text per host that did not answer.
+silent hosts cost as much time as one. A port that accepts the connection must then greet as an SSH
+server does (RFC 4253: a line starting "SSH-", which the server sends first): a port that is open but
+silent, closes, or speaks another protocol used to pass, and Ansible then waited on it. The answer is a
+failure text per host that did not answer.
 """
 
 from __future__ import annotations
@@ -60,19 +63,67 @@ def _allow_sockets(count: int) -> None:
         resource.setrlimit(resource.RLIMIT_NOFILE, (new, hard))
 
 
+# RFC 4253 4.2: the server may send other lines before its identification; the whole greeting is short.
+_GREETING_MAX = 8192
+
+
+def _greeting_problem(received: bytes, closed: bool) -> str | None:
+    """None when `received` holds an SSH identification line; else what is wrong, or "" to read on."""
+    if any(line.startswith(b"SSH-") for line in received.split(b"\n")[:-1]):
+        return None
+    if closed:
+        got = f": it sent {received[:60]!r}" if received else ""
+        return f"the port accepted the connection and closed it without an SSH greeting{got}"
+    if len(received) > _GREETING_MAX:
+        first = received.split(b"\n", 1)[0][:60]
+        return f"the port answered, but not as an SSH server: it sent {first!r}"
+    return ""
+
+
+def _on_ready(
+    sel: selectors.BaseSelector, key: selectors.SelectorKey, received: dict[str, bytes], failures: dict[str, str]
+) -> None:
+    """One socket is ready: connected (or refused), then waiting for the greeting, then judged."""
+    sock, name = key.fileobj, key.data
+    if name not in received:  # connected (or refused): now wait for the greeting
+        err = sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)  # type: ignore[union-attr]
+        sel.unregister(sock)
+        if err:
+            failures[name] = os.strerror(err)
+            sock.close()  # type: ignore[union-attr]
+        else:
+            received[name] = b""
+            sel.register(sock, selectors.EVENT_READ, name)
+        return
+    try:
+        chunk = sock.recv(4096)  # type: ignore[union-attr]
+    except OSError as exc:
+        chunk, failures[name] = b"", f"the connection failed before an SSH greeting: {exc.strerror}"
+    received[name] += chunk
+    problem = None if name in failures else _greeting_problem(received[name], closed=not chunk)
+    if problem != "":
+        if problem:
+            failures[name] = problem
+        sel.unregister(sock)
+        sock.close()  # type: ignore[union-attr]
+
+
 def probe(endpoints: dict[str, Endpoint], within: float) -> dict[str, str]:
-    """Failure text per name for the endpoints that did not accept a TCP connection within `within` s."""
+    """Failure text per name for the endpoints that did not accept a TCP connection and greet as an SSH
+    server within `within` s."""
     deadline = time.monotonic() + within
     addresses, failures = _resolve(endpoints, deadline)
     _allow_sockets(len(addresses))
     sel = selectors.DefaultSelector()
+    received: dict[str, bytes] = {}
     try:
         for name, (family, sockaddr) in addresses.items():
             sock = socket.socket(family, socket.SOCK_STREAM)
             sock.setblocking(False)
             err = sock.connect_ex(sockaddr)
             if err == 0:
-                sock.close()
+                received[name] = b""
+                sel.register(sock, selectors.EVENT_READ, name)
             elif err in _IN_PROGRESS:
                 sel.register(sock, selectors.EVENT_WRITE, name)
             else:
@@ -83,14 +134,16 @@ def probe(endpoints: dict[str, Endpoint], within: float) -> dict[str, str]:
             if remaining <= 0:
                 break
             for key, _ in sel.select(remaining):
-                sock = key.fileobj
-                err = sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)  # type: ignore[union-attr]
-                if err:
-                    failures[key.data] = os.strerror(err)
-                sel.unregister(sock)
-                sock.close()  # type: ignore[union-attr]
+                _on_ready(sel, key, received, failures)
         for key in list(sel.get_map().values()):
-            failures[key.data] = f"no answer within {within:g}s"
+            name = key.data
+            if name in received:
+                failures[name] = (
+                    f"the port accepted the connection but sent no SSH greeting within {within:g}s "
+                    "(is an SSH server listening there?)"
+                )
+            else:
+                failures[name] = f"no answer within {within:g}s"
             sel.unregister(key.fileobj)
             key.fileobj.close()  # type: ignore[union-attr]
     finally:

@@ -124,7 +124,7 @@ def _report_command(sub) -> None:
 def shape(p: argparse.ArgumentParser, cloud: bool = False) -> None:
     """The options that give a local cluster its shape (up, cluster up); `up` also takes cloud images."""
     from pbs_harness.localcluster.spec import (
-        DEFAULT_FLAVOUR,
+        CLI_DEFAULT_FLAVOUR,
         DEFAULT_HOSTS,
         DEFAULT_IMAGE,
         DEFAULT_PREFIX,
@@ -150,10 +150,11 @@ def shape(p: argparse.ArgumentParser, cloud: bool = False) -> None:
     p.add_argument(
         "--flavour",
         choices=FLAVOURS,
-        default=DEFAULT_FLAVOUR,
+        default=None,
         help="namespace: hosts share this machine's /opt/pbs, /usr, /etc, /home; system: each host its own "
         "Debian root with systemd, OpenPBS installed per host from packages (--openpbs) "
-        f"(default {DEFAULT_FLAVOUR})",
+        f"(default: the flavour of the cluster already in the state directory, else {CLI_DEFAULT_FLAVOUR}, "
+        "as ./acceptance)",
     )
     p.add_argument(
         "--image",
@@ -207,7 +208,8 @@ def build_parser() -> argparse.ArgumentParser:
         dest="inventory_before_verb",
         action="append",
         metavar="INVENTORY",
-        help="inventory path for deploy, verify, up and test (before the verb or after it, as you like)",
+        help="inventory path for deploy, verify and test (before the verb or after it, as you like; default "
+        "$PBS_HARNESS_INVENTORY, else inventory/local)",
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 

@@ -122,7 +122,7 @@ def inventory_before_verb(args: argparse.Namespace) -> None:
         verb = " ".join(v for v in (args.command, getattr(args, "verb", None)) if isinstance(v, str))
         raise errors.UsageError(
             f"-i/--inventory {before[0]}: `{verb}` takes no inventory",
-            "-i names the hosts of deploy, verify, up and test; the local-cluster verbs take --state-dir",
+            "-i names the hosts of deploy, verify and test; the local-cluster verbs take --state-dir",
         )
     if args.command == "test":
         args.inventory = [*before, *(args.inventory or [])]

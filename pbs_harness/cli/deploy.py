@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import threading
 from collections.abc import Callable
 
@@ -10,6 +11,7 @@ from pbs_harness import errors
 from pbs_harness.cli.common import progress
 
 Say = Callable[[str], None]
+INVENTORY_ENV = "PBS_HARNESS_INVENTORY"  # the hosts of deploy, verify and test when no -i names them
 
 
 def load_inventory(given: str | None, connect_timeout: float, *, hooks: bool = False, say: Say = progress):
@@ -17,8 +19,11 @@ def load_inventory(given: str | None, connect_timeout: float, *, hooks: bool = F
     (local cluster), hook sources and configs, then that the hosts answer within `connect_timeout` s."""
     from pbs_harness import hookconfig, inventory, project
 
-    path = project.inventory_path(given)
-    say(f"inventory {path}")
+    # As for `test`: the variable names the hosts when -i does not (deploy used to ignore it and deploy to
+    # the local cluster, whose inventory is the default).
+    from_env = not given and bool(os.environ.get(INVENTORY_ENV))
+    path = project.inventory_path(os.environ[INVENTORY_ENV] if from_env else given)
+    say(f"inventory {path}" + (f" (from {INVENTORY_ENV})" if from_env else ""))
     inv = inventory.load(path)
     inventory.check_openpbs_local(inv)
     inventory.check_ssh_keys(inv)
@@ -90,6 +95,7 @@ def cmd_verify(args: argparse.Namespace, inv=None, say: Say = progress, label: s
 
 
 def cmd_up(args: argparse.Namespace) -> int:
+    from pbs_harness import project
     from pbs_harness.cli.local import cmd_cluster_up
 
     if args.cloud:
@@ -100,18 +106,26 @@ def cmd_up(args: argparse.Namespace) -> int:
 
     if args.image not in IMAGES:
         raise errors.UsageError(f"--image {args.image} is a cloud image", f"give --cloud with it, or one of {IMAGES}")
+    if args.inventory:
+        # `up -i INV` used to bring up a local cluster, then deploy to INV: refused before anything is made.
+        raise errors.UsageError(
+            f"up brings up a local cluster and deploys to it; -i {args.inventory} names other hosts",
+            f"deploy to those hosts with `pbs-harness deploy -i {args.inventory}`, or leave -i out of up",
+        )
     args.deploys = True
     cmd_cluster_up(args)
     clusters = getattr(args, "fleet_inventories", [("", None)])
     if len(clusters) == 1:
-        # A written inventory is the one that knows this cluster's names: deploy through it.
-        return deploy_cluster(args, args.inventory or clusters[0][1])
+        # A written inventory is the one that knows this cluster's names: deploy through it. Never
+        # PBS_HARNESS_INVENTORY's hosts: up deploys to the cluster it brought up.
+        return deploy_cluster(args, clusters[0][1] or str(project.inventory_path(None)))
     return deploy_fleet(args, clusters)
 
 
 def deploy_fleet(args: argparse.Namespace, clusters: list[tuple[str, str | None]]) -> int:
     """Deploy every cluster (name, inventory) at once: most of a deploy waits on SSH round trips.
     Returns the first failed cluster's code."""
+    from pbs_harness import project
     from pbs_harness.errors import HarnessError
 
     codes: dict[str, int] = {}
@@ -121,7 +135,7 @@ def deploy_fleet(args: argparse.Namespace, clusters: list[tuple[str, str | None]
             progress(f"[{name}] {text}")
 
         try:
-            codes[name] = deploy_cluster(args, inventory, say=say, label=name)
+            codes[name] = deploy_cluster(args, inventory or str(project.inventory_path(None)), say=say, label=name)
         except HarnessError as exc:
             say(f"error: {exc}")
             codes[name] = exc.exit_code

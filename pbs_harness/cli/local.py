@@ -13,9 +13,26 @@ from pbs_harness.cli.common import check_state_dir, progress, require_root, use_
 from pbs_harness.errors import PreconditionError, UsageError
 
 
+def _flavour(args: argparse.Namespace) -> str:
+    """--flavour, else the flavour of the cluster recorded in the state directory (a rerun repairs it as it
+    is), else system hosts, as ./acceptance makes (issue #34: up used to default to namespace hosts)."""
+    from pbs_harness.errors import HarnessError
+    from pbs_harness.localcluster import state
+    from pbs_harness.localcluster.spec import CLI_DEFAULT_FLAVOUR
+
+    if args.flavour:
+        return args.flavour
+    try:
+        old = state.load()
+    except HarnessError:  # an unreadable record is reported by the state-directory check
+        old = None
+    return old.spec.flavour if old is not None else CLI_DEFAULT_FLAVOUR
+
+
 def _spec(args: argparse.Namespace):
     from pbs_harness.localcluster.spec import ClusterSpec
 
+    args.flavour = _flavour(args)
     try:
         return ClusterSpec(
             subnet=str(args.subnet),
@@ -105,6 +122,7 @@ def openpbs_packages(args: argparse.Namespace, spec) -> Path | None:
             "or --flavour namespace to use the OpenPBS installed in this machine's /opt/pbs",
         )
     source = openpbs_source.judge(Path(args.openpbs))
+    images.check_cache_dir(writable=True)
     packages = openpbs_build.ensure(source, images.distribution(spec.image), progress)
     if not packages.file("server").endswith(".deb"):
         raise PreconditionError(
@@ -146,6 +164,7 @@ def cmd_cache(args: argparse.Namespace) -> int:
     removes the stale ones (made by older recipes, used by no recorded cluster)."""
     from pbs_harness import image_cache, images, package_transfer
 
+    images.check_cache_dir(writable=bool(args.prune or args.import_file))
     if args.export or args.import_file:
         return _cache_transfer(args, package_transfer)
     found = image_cache.entries()

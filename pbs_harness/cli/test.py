@@ -113,6 +113,9 @@ def cmd_test(args: argparse.Namespace) -> int:
     hint = ""
     paths = [p for p in inventories if p]
     if not informational:
+        # pytest's own options and values are judged first: `test -i UNREACHABLE --no-such-opt` is a bad
+        # command line (2), not a host that does not answer (4).
+        _check_pytest_line(args.pytest_args, root)
         # Never green by accident: the clusters must be there before any test is asked to skip.
         paths, hint = _check_clusters(inventories)
     reports = root / "reports"
@@ -151,6 +154,27 @@ def cmd_test(args: argparse.Namespace) -> int:
     else:
         print(f"pbs-harness: {verdict.message}" + (f"\n  fix: {verdict.hint}" if verdict.hint else ""), file=sys.stderr)
     return verdict.code
+
+
+def _check_pytest_line(pytest_args: list[str], root: Path) -> None:
+    """pytest reads the line (with the suites' own options) and stops: nothing collected, no host contacted."""
+    selected = any(names_tests(a, root) for a in pytest_args)
+    argv = [sys.executable, "-m", "pytest", "-p", "pbs_harness.cli.pytest_line", "-p", "no:cacheprovider"]
+    argv += [*([] if selected else [str(root / "ptl_tests")]), *pytest_args]
+    proc = subprocess.run(argv, cwd=root, capture_output=True, text=True, timeout=300, check=False)
+    if proc.returncode == 0:
+        return
+    said = (proc.stderr or proc.stdout).strip()
+    if proc.returncode == 4:  # pytest's usage error
+        sys.stderr.write(said + "\n")
+        raise UsageError(
+            "pytest refused the command line (its message is above); no host was contacted",
+            "fix the pytest option or value it names (pbs-harness test --help lists them)",
+        )
+    raise PreconditionError(
+        f"pytest could not start (exit {proc.returncode}): {said[-2000:]}",
+        "run `make venv` again; if it persists, run the same pytest line with PBS_HARNESS_DEBUG=1",
+    )
 
 
 def _run_pytest(argv: list[str], root: Path) -> tuple[int, bool]:

@@ -32,7 +32,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from pbs_harness import images, nspawn
+from pbs_harness import images, nspawn, safetar
 from pbs_harness.errors import HarnessError, PreconditionError
 from pbs_harness.openpbs_source import Source
 
@@ -160,7 +160,7 @@ def _unpack(source: Source, into: Path) -> None:
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir()
     with tarfile.open(source.path) as tar:
-        tar.extractall(tmp, filter="data")
+        safetar.extract(tar, tmp)
     tops = [p for p in tmp.iterdir()]
     top = tops[0] if len(tops) == 1 and tops[0].is_dir() else tmp
     top.rename(into)

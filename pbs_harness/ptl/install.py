@@ -25,6 +25,7 @@ import tarfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from pbs_harness import safetar
 from pbs_harness.errors import PreconditionError
 from pbs_harness.openpbs_source import sha256_file
 
@@ -106,7 +107,7 @@ def extract(src: Source, dest: Path) -> None:
             if any(inner == p or inner.startswith(p + "/") for p in SOURCE_PARTS):
                 m.name = inner
                 members.append(m)
-        tar.extractall(dest, members=members, filter="data")
+        safetar.extract(tar, dest, members)
 
 
 def requirements(requirements_txt: str) -> list[str]:

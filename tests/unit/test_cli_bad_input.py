@@ -21,7 +21,15 @@ import pytest
 from pbs_harness import deploy, errors, inventory, shell
 from pbs_harness.localcluster import network, preflight, provider
 from pbs_harness.localcluster.spec import ClusterSpec
-from tests.unit.badinput import ROOT, assert_refused, fake_ansible_inventory, listing, run_cli, snapshot
+from tests.unit.badinput import (
+    ROOT,
+    assert_refused,
+    fake_ansible_inventory,
+    listing,
+    run_cli,
+    snapshot,
+    ssh_greeting_port,
+)
 
 USAGE, PRECONDITION = errors.EXIT_USAGE, errors.EXIT_PRECONDITION
 
@@ -228,7 +236,8 @@ def test_missing_programs(isolated: Path, capsys: pytest.CaptureFixture[str], mo
     monkeypatch.setattr(preflight, "check_root", lambda: None)
     monkeypatch.setattr(preflight, "REQUIRED_PROGRAMS", {"sh": "dash", "pbsh-no-such-tool": "pbsh-no-such-package"})
     monkeypatch.setattr(preflight, "check_netns", tripwire("go past the programs check"))
-    rc, out = run_cli(["cluster", "up"], capsys)
+    # namespace hosts: system hosts (the default since issue #34) would first ask for --openpbs
+    rc, out = run_cli(["cluster", "up", "--flavour", "namespace"], capsys)
     assert_refused(
         rc, out, PRECONDITION, "error: missing programs: pbsh-no-such-tool (Debian package pbsh-no-such-package)\n",
         "fix: install them: apt-get install -y pbsh-no-such-package\n",
@@ -293,11 +302,8 @@ def test_ansible_playbook_missing_keeps_the_last_deploy_log(
     tmp_root: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """FAKE ansible-inventory output (a one-host cluster answering on a loopback port this test
-    listens on), and ansible-playbook resolved to a path where no program is."""
-    import socket
-
-    with socket.create_server(("127.0.0.1", 0)) as server:
-        port = server.getsockname()[1]
+    listens on and greets as an SSH server does), and ansible-playbook resolved to a path where no program is."""
+    with ssh_greeting_port() as port:
         data = listing(server=["s1"], moms=["s1"], hostvars={"s1": {"ansible_port": port}})
         hosts = fake_ansible_inventory(monkeypatch, tmp_root.parent, data)
         monkeypatch.setattr(deploy, "_ansible_bin", lambda name: str(tmp_root / "bin" / name))

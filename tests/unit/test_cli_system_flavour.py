@@ -18,6 +18,9 @@ from pbs_harness import errors, images, openpbs_build
 from pbs_harness.localcluster import provider
 from tests.unit.badinput import assert_refused, run_cli, snapshot
 
+# FAKE package files: the first bytes of a .deb (an ar archive), which --openpbs checks; nothing more.
+FAKE_DEB = b"!<arch>\n"
+
 USAGE, PRECONDITION = errors.EXIT_USAGE, errors.EXIT_PRECONDITION
 
 
@@ -38,7 +41,7 @@ def no_side_effects(monkeypatch: pytest.MonkeyPatch) -> None:
 def package_folder(path: Path) -> Path:
     path.mkdir()
     for kind in ("server", "execution", "client"):
-        (path / f"openpbs-{kind}_23.06.06-1_amd64.deb").write_bytes(b"")
+        (path / f"openpbs-{kind}_23.06.06-1_amd64.deb").write_bytes(FAKE_DEB)
     return path
 
 
@@ -50,7 +53,7 @@ def test_openpbs_without_system_hosts_is_a_usage_error(
 ) -> None:
     """A bad command line is said as one, root or not (exit 2, before the root check)."""
     monkeypatch.setattr(os, "geteuid", lambda: euid)
-    argv = [*verb, "--openpbs", str(package_folder(isolated / "debs"))]
+    argv = [*verb, "--flavour", "namespace", "--openpbs", str(package_folder(isolated / "debs"))]
     rc, out = run_cli(argv, capsys)
     assert_refused(rc, out, USAGE, "--openpbs is for system hosts: namespace hosts run this machine's /opt/pbs")
     assert "fix: add --flavour system, or leave --openpbs out" in out

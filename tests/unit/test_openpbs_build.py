@@ -25,6 +25,9 @@ from pbs_harness.errors import PreconditionError
 from pbs_harness.openpbs_build import NO_WERROR, RPM_MACROS, BuildFailed, PackageSet
 from pbs_harness.openpbs_source import BUILD_SCRIPT, PROVENANCE_FILE, Provenance, Source, judge
 
+# FAKE package files: the first bytes of a .deb (an ar archive), which --openpbs checks; nothing more.
+FAKE_DEB = b"!<arch>\n"
+
 VERSION = "23.06.06"
 DIST = images.distribution("debian-12")
 
@@ -36,7 +39,7 @@ def deb(kind: str, version: str = VERSION) -> str:
 def package_folder(path: Path, names: list[str]) -> Path:
     path.mkdir(parents=True, exist_ok=True)
     for name in names:
-        (path / name).write_bytes(b"")
+        (path / name).write_bytes(FAKE_DEB if name.endswith(".deb") else b"")
     return path
 
 
@@ -99,7 +102,7 @@ def make_zip(path: Path) -> Path:
     with zipfile.ZipFile(path, "w") as zf:
         zf.writestr("openpbs_23.06.06/", b"")  # a folder entry
         for kind in ("server", "execution", "client"):
-            zf.writestr(f"openpbs_23.06.06/debs/{deb(kind)}", f"{kind} package".encode())
+            zf.writestr(f"openpbs_23.06.06/debs/{deb(kind)}", FAKE_DEB + f"{kind} package".encode())
         zf.writestr("openpbs_23.06.06/README.md", b"read me")
     return path
 
@@ -109,7 +112,7 @@ def test_unzip_takes_the_package_files_flat_whatever_folders_hold_them(tmp_path:
     out.mkdir()
     openpbs_build._unzip(make_zip(tmp_path / "release.zip"), out)
     assert sorted(p.name for p in out.iterdir()) == sorted(deb(k) for k in ("server", "execution", "client"))
-    assert (out / deb("client")).read_text() == "client package"
+    assert (out / deb("client")).read_bytes() == FAKE_DEB + b"client package"
 
 
 def test_a_zip_is_unpacked_into_the_cache_once_and_found_there_again(

@@ -23,6 +23,9 @@ import pytest
 from pbs_harness.errors import PreconditionError
 from pbs_harness.openpbs_source import BUILD_SCRIPT, archive_commit, judge, package_files, sha256_tree
 
+# FAKE package files: the first bytes of a .deb (an ar archive), which --openpbs checks; nothing more.
+FAKE_DEB = b"!<arch>\n"
+
 SHARED = Path("/work/shared/openpbs")
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
 VERSION = "23.06.06"
@@ -55,7 +58,7 @@ def make_tree(path: Path, build_script: bool = True) -> Path:
 def make_zip(path: Path, names: list[str]) -> Path:
     with zipfile.ZipFile(path, "w") as zf:
         for name in names:
-            zf.writestr(name, b"not a real package")
+            zf.writestr(name, FAKE_DEB + b"not a real package")
     return path
 
 
@@ -141,7 +144,7 @@ def test_a_release_zip_with_packages_in_a_folder_is_a_zip(tmp_path: Path) -> Non
 
 def test_a_folder_of_packages_is_packages(tmp_path: Path) -> None:
     for name in [*DEBS, "README.txt"]:
-        (tmp_path / name).write_bytes(b"")
+        (tmp_path / name).write_bytes(FAKE_DEB)
     source = judge(tmp_path)
     assert (source.form, source.needs_build) == ("packages", False)
 

@@ -96,6 +96,34 @@ def silent_port() -> Iterator[int]:
         yield server.getsockname()[1]
 
 
+@pytest.fixture
+def greeting_port() -> Iterator[int]:
+    """A loopback port whose server sends each connection an SSH greeting line and then says nothing more:
+    it passes the reachability probe (which reads the greeting), so that the test reaches the next step."""
+    server = socket.create_server(("127.0.0.1", 0), backlog=512)
+    server.settimeout(0.2)
+    stop = threading.Event()
+    held: list[socket.socket] = []
+
+    def serve() -> None:
+        while not stop.is_set():
+            try:
+                conn, _ = server.accept()
+            except TimeoutError:
+                continue
+            conn.sendall(b"SSH-2.0-OpenSSH_9.2p1 test\r\n")
+            held.append(conn)
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    yield server.getsockname()[1]
+    stop.set()
+    thread.join()
+    for conn in held:
+        conn.close()
+    server.close()
+
+
 def vm_inventory(monkeypatch: pytest.MonkeyPatch, tmp: Path, port: int, *, moms: int = 2) -> Path:
     """FAKE ansible-inventory output: VMs s1 (server) and m1..mN, all on loopback `port`."""
     names = ["s1"] + [f"m{i}" for i in range(1, moms)]
@@ -195,14 +223,20 @@ def test_ssh_refused_through_the_command_prints_no_traceback(tmp_root: Path, rud
         timeout=60,
     )
     out = proc.stdout + proc.stderr
-    assert_refused(proc.returncode, out, errors.EXIT_UNREACHABLE, f"SSH login failed: s1 (127.0.0.1:{rude_port})")
-    assert "Error reading SSH protocol banner" in out  # paramiko's reason, in the harness's message
+    # The reachability probe reads the SSH greeting (issue #34): the dropped connection is named there,
+    # before any SSH login is tried.
+    assert_refused(
+        proc.returncode,
+        out,
+        errors.EXIT_UNREACHABLE,
+        f"s1 (127.0.0.1:{rude_port}): the port accepted the connection and closed it without an SSH greeting",
+    )
 
 
 def test_openpbs_missing_on_the_vms(
-    tmp_root: Path, silent_port: int, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    tmp_root: Path, greeting_port: int, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    hosts = vm_inventory(monkeypatch, tmp_root.parent, silent_port)
+    hosts = vm_inventory(monkeypatch, tmp_root.parent, greeting_port)
     missing = {"s1": ["/opt/pbs/sbin/pbs_server.bin", "/opt/pbs/sbin/pbs_mom"], "m1": ["/opt/pbs/sbin/pbs_mom"]}
     monkeypatch.setattr(precheck, "ssh_probe", fake_probe(missing))
     rc, out = run_cli(["test", "-i", str(hosts)], capsys)
@@ -228,12 +262,12 @@ def test_pytest_codes_through_the_cli(
     says: str,
     *,
     tmp_root: Path,
-    silent_port: int,
+    greeting_port: int,
     capfd: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """A real child pytest on the real suites, against VMs that pass the checks (FAKE SSH probe)."""
-    hosts = vm_inventory(monkeypatch, tmp_root.parent, silent_port)
+    hosts = vm_inventory(monkeypatch, tmp_root.parent, greeting_port)
     monkeypatch.setattr(precheck, "ssh_probe", fake_probe({}))
     rc, out = run_cli(["test", "-i", str(hosts), *pytest_args], capfd)
     assert_refused(rc, out, code, says)
@@ -248,10 +282,10 @@ def test_needs_more_hosts():
 
 
 def test_every_test_skipped_is_not_green(
-    tmp_root: Path, silent_port: int, capfd: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    tmp_root: Path, greeting_port: int, capfd: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A real child pytest whose only test skips: pytest says 0, the harness says nothing was tested."""
-    hosts = vm_inventory(monkeypatch, tmp_root.parent, silent_port)
+    hosts = vm_inventory(monkeypatch, tmp_root.parent, greeting_port)
     monkeypatch.setattr(precheck, "ssh_probe", fake_probe({}))
     suite = tmp_root.parent / "suite" / "test_skipping.py"
     suite.parent.mkdir()
@@ -294,13 +328,13 @@ def test_exitfirst_stopping_at_a_failure_exits_1(
     parallel: list[str],
     *,
     tmp_root: Path,
-    silent_port: int,
+    greeting_port: int,
     capfd: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """A real child pytest (with -n 2: pytest-xdist, as `make acceptance` runs) stopped by -x at a failure:
     exit 1 and "tests failed", never 130 (#23 item 12: xdist reports -x as an interruption)."""
-    hosts = vm_inventory(monkeypatch, tmp_root.parent, silent_port)
+    hosts = vm_inventory(monkeypatch, tmp_root.parent, greeting_port)
     monkeypatch.setattr(precheck, "ssh_probe", fake_probe({}))
     suite = tmp_root.parent / "suite" / "test_failing.py"
     suite.parent.mkdir()
