@@ -201,18 +201,21 @@ def _restore_configs(pbs: Pbs, base: Snapshot) -> None:
             pbs.server.qmgr(f"set hook {name} " + ",".join(f"{k}={v}" for k, v in changed.items()))
 
 
-def _restore_server(pbs: Pbs, base: Snapshot, now: Snapshot) -> list[str]:
+def _restore_server(pbs: Pbs, base: Snapshot, now: Snapshot) -> tuple[list[str], list[str]]:
     """The server's attributes back to the declared state (or, without one, the snapshot's); returns
-    what could not be put back."""
+    (what was put back, what could not be)."""
     if base.declared is not None:
-        _, failed = drift.repair_server(pbs, base.declared)
-        return [f"could not restore {what}" for what in failed]
-    for key in set(now.server) - set(base.server):
+        done, failed = drift.repair_server(pbs, base.declared)
+        return done, [f"could not restore {what}" for what in failed]
+    done = []
+    for key in sorted(set(now.server) - set(base.server)):
         pbs.server.unset(key)
+        done.append(f"server {key} = {now.server[key]!r} (baseline: unset): unset")
     for key, value in base.server.items():
         if now.server.get(key) != value and not isinstance(value, dict):
             pbs.server.set({key: value})
-    return []
+            done.append(f"server {key} = {now.server.get(key)!r} (baseline: {value!r}): set")
+    return done, []
 
 
 def _restore_node(pbs: Pbs, name: str, attrs: dict[str, Any], current: dict[str, Any]) -> None:
@@ -331,10 +334,17 @@ def restore(pbs: Pbs, base: Snapshot, timeout: float = 90, repaired: Callable[[s
     `repaired` is told about repairs beyond removing the test's work (a pbs_server restart to clear
     phantom assignments), so that they show up as warnings of the test that left them.
     """
+
+    def tell(text: str) -> None:
+        if repaired is not None:
+            repaired(text)
+
     clear_workload(pbs)
     _restore_configs(pbs, base)
     now = take(pbs)
-    unrestored = _restore_server(pbs, base, now)
+    reset, unrestored = _restore_server(pbs, base, now)
+    for what in reset:  # a test that changes a server attribute is put back; the report says what
+        tell(f"after the test: {what}")
     for name, attrs in base.nodes.items():
         _restore_node(pbs, name, attrs, now.nodes.get(name, {}))
     left = _wait_for(pbs, base, timeout) + unrestored
@@ -342,8 +352,7 @@ def restore(pbs: Pbs, base: Snapshot, timeout: float = 90, repaired: Callable[[s
         return left
     mom_hooks = repair_stale_mom_hooks(pbs)
     if mom_hooks is not None:
-        if repaired is not None:
-            repaired(mom_hooks.describe())
+        tell(mom_hooks.describe())
         if mom_hooks.still_there:
             left.append(mom_hooks.describe())
     try:  # assignments of just-deleted jobs drain within a few server cycles
@@ -358,14 +367,14 @@ def restore(pbs: Pbs, base: Snapshot, timeout: float = 90, repaired: Callable[[s
             pbs.server.restart(timeout=timeout)
         except VnodesNotReported:
             settle = 0  # a vnode that never came back in `timeout`: the baseline is read once, for the leaks
-        unrestored = _restore_server(pbs, base, take(pbs))
+        again, unrestored = _restore_server(pbs, base, take(pbs))
         left = _wait_for(pbs, base, settle) + unrestored
         still = phantom_assignments(pbs)
-        if repaired is not None:
-            repaired(
-                f"resources assigned but no job ({'; '.join(phantoms)}): pbs_server restarted"
-                + (f", still: {'; '.join(still)}" if still else ", cleared")
-            )
+        tell(
+            f"resources assigned but no job ({'; '.join(phantoms)}): pbs_server restarted"
+            + (f", still: {'; '.join(still)}" if still else ", cleared")
+            + (f"; then {'; '.join(again)}" if again else "")
+        )
         left += [f"phantom assignment {p}" for p in still]
     return left
 

@@ -154,7 +154,8 @@ def retry_init_reset(declared: Mapping[str, Any], live: Mapping[str, Any], *, al
     reserve_retry_init the server keeps in its database out of view (see the module's note). Reported
     when the live server showed either attribute other than declared; with `always`, done anyway
     (unreported: nothing shows whether the database holds one). None when the inventory declares
-    reserve_retry_init itself (then it is converged like any attribute)."""
+    reserve_retry_init itself (then it is converged like any attribute). The `always` reset is a repair
+    like any other and is reported as one (issue #30: every repair is in the conformance report)."""
     if RETRY_INIT in declared:
         return None
     seen = [
@@ -172,8 +173,11 @@ def retry_init_reset(declared: Mapping[str, Any], live: Mapping[str, Any], *, al
         if RETRY_TIME in declared
         else f"unset server {RETRY_TIME}",
     )
-    what = "; ".join(seen) + f": reset ({RETRY_INIT} set and unset, so that the server's database keeps none)"
-    return Repair(what if seen else None, directives)
+    how = f"({RETRY_INIT} set and unset, so that the server's database keeps none)"
+    if seen:
+        return Repair("; ".join(seen) + f": reset {how}", directives)
+    shown = f"{RETRY_TIME} = {_shown(live.get(RETRY_TIME))}"
+    return Repair(f"server {RETRY_INIT}: reset although none shows ({shown}) {how}", directives)
 
 
 def plan_server(

@@ -82,6 +82,13 @@ EVIDENCE_KEY = pytest.StashKey[list[str]]()
 JOBS_BEFORE_KEY = pytest.StashKey[frozenset[str]]()
 
 
+@pytest.fixture
+def repaired(request: pytest.FixtureRequest) -> Callable[[str], None]:
+    """For a test that repairs the cluster itself (say, a server restart after a known bug left a
+    vnode assigned): tell the repair, and it is reported like the baseline's own repairs."""
+    return _repair_reporter(request.config)
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("pbs-harness")
     group.addoption(

@@ -123,7 +123,7 @@ RELEASED_HOST_REASSIGNED = (
         "immediate",
     ],
 )
-def test_server_restart_after_a_release(pbs, cluster, roles, running_job, shutdown: str) -> None:
+def test_server_restart_after_a_release(pbs, roles, running_job, repaired, shutdown: str) -> None:
     """quick: the job keeps running with its pruned assignment and the released host stays free;
     immediate: the job is requeued and runs again with its original request."""
     job_id, before, _ = running_job
@@ -151,16 +151,25 @@ def test_server_restart_after_a_release(pbs, cluster, roles, running_job, shutdo
                 ) from None
             raise
     finally:
-        clear_stale_assignment(pbs, job_id)
+        clear_stale_assignment(pbs, job_id, repaired)
 
 
-def clear_stale_assignment(pbs, job_id: str) -> None:
+def clear_stale_assignment(pbs, job_id: str, repaired) -> None:
     """The wrongly re-assigned host keeps resources_assigned after the job ends (the scheduler then
-    finds no room on it: "Insufficient amount of resource: host"); baseline checks do not compare
-    resources_assigned, so end the job and restart the server once more, which recounts it."""
+    finds no room on it: "Insufficient amount of resource: host"): end the job and restart the server
+    once more, which recounts it. The restart is a repair and is reported as one (`repaired`)."""
     pbs.jobs.delete(job_id, force=True)
     pbs.jobs.wait_gone(job_id, timeout=60)
+    kept = {
+        name: node["resources_assigned"]
+        for name, node in pbs.nodes.all().items()
+        if (node.get("resources_assigned") or {}).get("ncpus")
+    }
     restart_server(pbs, "quick")
+    repaired(
+        f"after {job_id} ended: vnodes kept resources_assigned ({kept or 'none'}): "
+        "pbs_server restarted (qterm -t quick)"
+    )
     wait_until(
         pbs.nodes.all,
         lambda nodes: not any((n.get("resources_assigned") or {}).get("ncpus") for n in nodes.values()),

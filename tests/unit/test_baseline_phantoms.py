@@ -78,7 +78,7 @@ def test_phantoms_are_repaired_by_the_clients_server_restart(
 
     for name in ("clear_workload", "_restore_configs"):
         monkeypatch.setattr(baseline, name, lambda *args: None)
-    monkeypatch.setattr(baseline, "_restore_server", lambda *args: [])  # every attribute put back
+    monkeypatch.setattr(baseline, "_restore_server", lambda *args: ([], []))  # every attribute already as declared
     monkeypatch.setattr(baseline, "take", lambda pbs: base)
     monkeypatch.setattr(baseline, "_wait_for", lambda pbs, base, timeout: waits.append(timeout) or [])
     monkeypatch.setattr(baseline, "repair_stale_mom_hooks", lambda pbs: None)

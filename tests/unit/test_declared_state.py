@@ -93,13 +93,17 @@ def test_leftover_retry_attributes_are_reset_through_reserve_retry_init() -> Non
     assert len(repairs) == 4  # equal values (lists as sets, booleans in any case) are left alone
 
 
-def test_the_reset_runs_unreported_when_nothing_shows() -> None:
-    """A value kept in the database out of view shows nowhere: the session start resets anyway, silently."""
+def test_the_reset_runs_and_is_reported_when_nothing_shows() -> None:
+    """A value kept in the database out of view shows nowhere: the session start resets anyway, and
+    says so (every repair is reported)."""
     live = {"scheduling": "True", "log_events": "2047"}
     wanted = {"scheduling": True, "log_events": 2047}
     assert drift.plan_server(wanted, live, always_reset_retry=False) == []
     (reset,) = drift.plan_server(wanted, live, always_reset_retry=True)
-    assert reset.what is None
+    assert reset.what == (
+        "server reserve_retry_init: reset although none shows (reserve_retry_time = unset) "
+        "(reserve_retry_init set and unset, so that the server's database keeps none)"
+    )
     assert reset.directives[:2] == ("set server reserve_retry_init = 600", "unset server reserve_retry_init")
 
 
