@@ -18,9 +18,10 @@ from typing import Any
 
 from pbs_harness import declared as declared_mod
 from pbs_harness import drift
+from pbs_harness import leaks as leaks_mod
+from pbs_harness.leaks import stale_mom_hooks
 from pbs_harness.pbs.base import qmgr_value
 from pbs_harness.pbs.client import Pbs
-from pbs_harness.pbs.parsers import size_kb
 from pbs_harness.pbs.server import VnodesNotReported
 from pbs_harness.waits import WaitTimeout, wait_until
 
@@ -186,6 +187,22 @@ def clear_workload(pbs: Pbs) -> None:
         pbs.jobs.delete(job_id, force=True)
 
 
+def clear_test_work(pbs: Pbs, base: Snapshot, timeout: float = 120) -> None:
+    """A test's work gone, the way the baseline restore removes it, before the leak check
+    (pbs_harness.leaks): its reservations and jobs deleted and waited for, the hooks it made deleted.
+    Nothing else is put back yet, so that what OpenPBS keeps shows as it is."""
+    clear_workload(pbs)
+    with contextlib.suppress(WaitTimeout):  # what stays is seen by the leak check and by the restore
+        wait_until(
+            lambda: (pbs.resv.all(), pbs.jobs.all(history=False)),
+            lambda left: not any(left),
+            timeout=timeout,
+            describe="the test's reservations and jobs gone",
+        )
+    for name in sorted(set(pbs.hooks.attributes()) - set(base.hooks)):
+        pbs.hooks.delete(name)
+
+
 def _restore_configs(pbs: Pbs, base: Snapshot) -> None:
     for host in pbs.cluster.moms:
         pbs.mom_config.put_back(host, base.mom_configs.get(host.name, ""))
@@ -231,48 +248,14 @@ def _restore_node(pbs: Pbs, name: str, attrs: dict[str, Any], current: dict[str,
             pbs.server.qmgr(f"set node {name} resources_available.{res}={qmgr_value(value)}")
 
 
-def _nonzero(assigned: dict) -> bool:
-    """Any cpus or memory in a resources_assigned value (sizes in any unit: the server says "0gb")."""
-    return int(assigned.get("ncpus", 0) or 0) != 0 or size_kb(assigned.get("mem", 0) or 0) != 0
-
-
 def phantom_assignments(pbs: Pbs) -> list[str]:
-    """Vnodes with resources assigned but no job on them (seen after a server restart that followed
-    a node release): invisible to the scheduler's users, but they keep the vnode from running work.
-    With no job at all (restore only asks then), also the server's and the queues' totals: a count
-    left behind there (seen: server ncpus=1 after reservation tests) fails a later test's check
-    that a requeue gave everything back."""
-    out = []
-    for name, node in pbs.nodes.all().items():
-        assigned = node.get("resources_assigned") or {}
-        if not node.get("jobs") and _nonzero(assigned):
-            out.append(f"{name} resources_assigned {assigned}")
-    if not pbs.jobs.all(history=False):
-        server = pbs.server.status().get("resources_assigned") or {}
-        if _nonzero(server):
-            out.append(f"server resources_assigned {server}")
-        for queue, attrs in pbs.server.queues().items():
-            if _nonzero(attrs.get("resources_assigned") or {}):
-                out.append(f"queue {queue} resources_assigned {attrs['resources_assigned']}")
-    return out
+    """Resources assigned with no job to hold them (pbs_harness.leaks.assignments: every consumable
+    resource of a vnode with no job; with no job at all, the server's and the queues' totals too)."""
+    return [str(leak) for leak in leaks_mod.assignments(pbs)]
 
 
 # Body of the stand-in hook that re-sends a deletion to the moms (never enabled, never runs).
 _STAND_IN_HOOK = "import pbs\npbs.event().accept()\n"
-
-
-def stale_mom_hooks(pbs: Pbs) -> dict[str, list[str]]:
-    """Site hooks a mom still holds although the server has no such hook. pbs_mom acknowledges the
-    deletion of an execjob_end hook but keeps it (file and in memory) while any job's end hook runs
-    in the background (src/resmom/requests.c req_del_hookfile); the server then believes it gone."""
-    on_server = set(pbs.hooks.names())
-    found: dict[str, list[str]] = {}
-    for host in pbs.cluster.moms:
-        listing = host.check(["ls", f"{pbs.cluster.pbs_home}/mom_priv/hooks"]).stdout.split()
-        names = {f.removesuffix(".HK") for f in listing if f.endswith(".HK") and not f.startswith("PBS_")}
-        if names - on_server:
-            found[host.name] = sorted(names - on_server)
-    return found
 
 
 @dataclass(frozen=True)
@@ -289,7 +272,7 @@ class MomHookRepair:
 
 
 def repair_stale_mom_hooks(pbs: Pbs, timeout: float = 60) -> MomHookRepair | None:
-    """Delete mom-only hooks the PBS way; None when no mom had kept one.
+    """Delete mom-only hooks (pbs_harness.leaks.stale_mom_hooks) the PBS way; None when no mom had kept one.
 
     A hook the server is still deleting on the moms (its name "pending delete") is ordinary
     propagation: it is waited for, not repaired. A name the server lets us create again was
@@ -328,11 +311,21 @@ def _clear_phantom_assignments(pbs: Pbs, timeout: float) -> tuple[list[str], lis
     return found, phantom_assignments(pbs)
 
 
-def restore(pbs: Pbs, base: Snapshot, timeout: float = 90, repaired: Callable[[str], None] | None = None) -> list[str]:
-    """Bring the cluster back to `base`; returns what is still different afterwards.
+@dataclass(frozen=True)
+class Restored:
+    """What `restore` could not put back (`left`), and the leaks it found and repaired (`leaks`:
+    findings about OpenPBS, pbs_harness.leaks, which the caller must not let pass)."""
 
-    `repaired` is told about repairs beyond removing the test's work (a pbs_server restart to clear
-    phantom assignments), so that they show up as warnings of the test that left them.
+    left: list[str]
+    leaks: list[str]
+
+
+def restore(pbs: Pbs, base: Snapshot, timeout: float = 90, repaired: Callable[[str], None] | None = None) -> Restored:
+    """Bring the cluster back to `base`: what is still different afterwards, and the leaks repaired.
+
+    `repaired` is told about every repair beyond removing the test's work (server attributes put back,
+    hooks a mom kept deleted again, a pbs_server restart to clear assignments with no job), so that
+    the conformance report lists them with the test that left them.
     """
 
     def tell(text: str) -> None:
@@ -349,9 +342,15 @@ def restore(pbs: Pbs, base: Snapshot, timeout: float = 90, repaired: Callable[[s
         _restore_node(pbs, name, attrs, now.nodes.get(name, {}))
     left = _wait_for(pbs, base, timeout) + unrestored
     if left or pbs.jobs.all(history=False):
-        return left
+        return Restored(left, [])
+    found: list[str] = []
     mom_hooks = repair_stale_mom_hooks(pbs)
     if mom_hooks is not None:
+        found += [
+            f"mom {host}: hook {name}, deleted on the server"
+            for host, names in mom_hooks.kept.items()
+            for name in names
+        ]
         tell(mom_hooks.describe())
         if mom_hooks.still_there:
             left.append(mom_hooks.describe())
@@ -359,6 +358,7 @@ def restore(pbs: Pbs, base: Snapshot, timeout: float = 90, repaired: Callable[[s
         wait_until(lambda: phantom_assignments(pbs), lambda p: not p, timeout=10, describe="no phantom assignments")
     except WaitTimeout as exc:
         phantoms = exc.last
+        found += phantoms
         # Only a server restart recomputes resources_assigned from the jobs it knows. A restart also
         # brings back a reserve_retry_init kept in the server's database out of view (pbs_harness.drift),
         # so the server's attributes are restored once more after it.
@@ -376,7 +376,7 @@ def restore(pbs: Pbs, base: Snapshot, timeout: float = 90, repaired: Callable[[s
             + (f"; then {'; '.join(again)}" if again else "")
         )
         left += [f"phantom assignment {p}" for p in still]
-    return left
+    return Restored(left, found)
 
 
 def _wait_for(pbs: Pbs, base: Snapshot, timeout: float) -> list[str]:

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from pbs_harness import availability, defects, outcome, precheck, project, release_features, session_lock
+from pbs_harness import availability, defects, leaks, outcome, precheck, project, release_features, session_lock
 from pbs_harness import baseline as baseline_mod
 from pbs_harness import declared as declared_mod
 from pbs_harness import inventory as inventory_mod
@@ -60,7 +60,9 @@ MARKERS = {
 
 
 class BaselineRepairWarning(UserWarning):
-    """The baseline restore had to repair something beyond deleting the test's work (named in the text)."""
+    """The harness repaired something beyond deleting the test's work (named in the text): at session
+    start what a killed run left, after a test what it changed or (after the leak was reported as a
+    failure or a known bug's xfail) what OpenPBS leaked."""
 
 
 def _repair_reporter(config: pytest.Config) -> Callable[[str], None]:
@@ -80,6 +82,10 @@ def _repair_reporter(config: pytest.Config) -> Callable[[str], None]:
 EVIDENCE_KEY = pytest.StashKey[list[str]]()
 # The jobs the server had when the test (this attempt) started: a diagnosis looks only at the others.
 JOBS_BEFORE_KEY = pytest.StashKey[frozenset[str]]()
+# What the call phase's leak check needs (pbs, baseline, nemesis), and what it left for teardown.
+LEAK_CHECK_KEY = pytest.StashKey[tuple[Pbs, baseline_mod.Snapshot, Nemesis]]()
+LEAK_RAISED_KEY = pytest.StashKey[bool]()
+HEAL_PROBLEMS_KEY = pytest.StashKey[list[str]]()
 
 
 @pytest.fixture
@@ -172,9 +178,13 @@ def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
     """A wait that timed out because of a known OpenPBS defect in one of the test's own jobs
     (pbs_harness.defects, diagnosed on the cluster before teardown touches it) ends the attempt
     naming the defect (defect_retry: another attempt follows; met on every attempt it fails); any
-    other is a failure. Without the list of jobs the test started with, nothing is diagnosed."""
+    other is a failure. Without the list of jobs the test started with, nothing is diagnosed.
+
+    A body that passed is followed, still in the call phase, by the leak check (pbs_harness.leaks):
+    what OpenPBS keeps of the test's work once it is gone fails the test, or is the strict xfail of
+    the one known bug it reproduces."""
     try:
-        return (yield)
+        result = yield
     except WaitTimeout as exc:
         cluster = item.funcargs.get("cluster") if isinstance(item, pytest.Function) else None
         before = item.stash.get(JOBS_BEFORE_KEY, None)
@@ -182,6 +192,25 @@ def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
         if diagnosis is None:
             raise
         end_attempt(item, diagnosis, f". The test's wait: {str(exc)[:400]}")
+    _check_leaks(item)
+    return result
+
+
+def _check_leaks(item: pytest.Item) -> None:
+    """Heal the test's faults, remove its work (baseline.clear_test_work), then raise what leaked."""
+    context = item.stash.get(LEAK_CHECK_KEY, None)
+    if context is None:
+        return
+    pbs, base, nemesis = context
+    problems = nemesis.heal_all()
+    if problems:  # teardown reports them; a cluster not healed is no place to judge leaks
+        item.stash[HEAL_PROBLEMS_KEY] = problems
+        return
+    baseline_mod.clear_test_work(pbs, base)
+    found = leaks.settle(pbs)
+    if found:
+        item.stash[LEAK_RAISED_KEY] = True
+        raise leaks.error(found)
 
 
 @pytest.hookimpl(wrapper=True)
@@ -262,6 +291,7 @@ def harness_test(request: pytest.FixtureRequest, pbs: Pbs, baseline: baseline_mo
     for host in pbs.cluster:
         host.recorders.append(keep)
     nemesis = Nemesis(pbs.cluster)
+    request.node.stash[LEAK_CHECK_KEY] = (pbs, baseline, nemesis)
     try:
         yield nemesis
     finally:
@@ -274,7 +304,7 @@ def harness_test(request: pytest.FixtureRequest, pbs: Pbs, baseline: baseline_mo
                 name += f"-attempt{attempt_of(request.node)}"  # each attempt keeps its own evidence
             folder = evidence_root(request.config) / name
             collect.capture_state(pbs.cluster, folder)
-        heal_problems = nemesis.heal_all()
+        heal_problems = request.node.stash.get(HEAL_PROBLEMS_KEY, []) + nemesis.heal_all()
         logs: tuple = ({}, [])
         if folder is not None:
             logs = collect.capture_logs(pbs.cluster, folder, since)
@@ -303,10 +333,23 @@ def harness_test(request: pytest.FixtureRequest, pbs: Pbs, baseline: baseline_mo
             page.write(folder, request.node.nodeid, why, binding.cluster_name(inv) or "", entries)
             request.node.user_properties.append(("evidence", str(folder)))
             request.config.stash.setdefault(EVIDENCE_KEY, []).append(str(folder))
-        leaks = baseline_mod.restore(pbs, baseline, repaired=_repair_reporter(request.config))
-        if heal_problems or leaks:
+        restored = baseline_mod.restore(pbs, baseline, repaired=_repair_reporter(request.config))
+        # Leaks the call phase did not judge (its body failed, or the leak came with the restore):
+        # a finding all the same, repaired by now so that the next test starts at the baseline.
+        found = [] if request.node.stash.get(LEAK_RAISED_KEY, False) else restored.leaks
+        if heal_problems or restored.left or found:
             pytest.fail(
-                "teardown could not return the cluster to its baseline: " + "; ".join(heal_problems + leaks),
+                "; ".join(
+                    ([f"leak seen after the test (repaired): {'; '.join(found)}"] if found else [])
+                    + (
+                        [
+                            "teardown could not return the cluster to its baseline: "
+                            + "; ".join(heal_problems + restored.left)
+                        ]
+                        if heal_problems or restored.left
+                        else []
+                    )
+                ),
                 pytrace=False,
             )
 

@@ -127,7 +127,7 @@ def test_baseline_check_catches_leaked_node_state_and_server_attribute(pbs, base
     leaked = baseline_mod.diff(baseline, baseline_mod.take(pbs))
     assert any(line.startswith(f"vnode {node} state") for line in leaked), leaked
     assert any(line.startswith("server scheduler_iteration") for line in leaked), leaked
-    assert baseline_mod.restore(pbs, baseline) == []
+    assert baseline_mod.restore(pbs, baseline) == baseline_mod.Restored(left=[], leaks=[])
 
 
 def child_pytest(test_file: Path, tmp_path: Path, inventory, **env: str) -> subprocess.Popen:

@@ -18,29 +18,37 @@ def stub(nodes: dict, *, jobs: dict | None = None, server: dict | None = None, q
     )
 
 
-def test_vnode_with_assigned_cpus_and_no_job_is_a_phantom() -> None:
+def test_every_consumable_resource_assigned_on_a_vnode_with_no_job_is_a_phantom() -> None:
+    """Not only ncpus and mem: ngpus, a custom consumable, a size in any unit; zero in any unit is none."""
     nodes = {
         "pbsh02": {"resources_assigned": {"ncpus": 2, "mem": "0kb"}},
-        "pbsh03": {"resources_assigned": {"ncpus": 0, "mem": "0kb"}},
+        "pbsh03": {"resources_assigned": {"ncpus": 0, "mem": "0gb", "vmem": "0b"}},
         "pbsh04": {"resources_assigned": {"ncpus": 1}, "jobs": ["12.pbsh01/0"]},
         "pbsh05": {},
-        "pbsh06": {"resources_assigned": {"mem": "1048576kb"}},
+        "pbsh06": {"resources_assigned": {"mem": "1048576kb", "ngpus": 1, "scratch_gb": "4gb"}},
     }
     found = baseline.phantom_assignments(stub(nodes, jobs={"12.pbsh01": {}}))  # type: ignore[arg-type]
-    assert [line.split()[0] for line in found] == ["pbsh02", "pbsh06"]
+    assert found == [
+        "vnode pbsh02: resources_assigned.ncpus = 2",
+        "vnode pbsh06: resources_assigned.mem = 1048576kb",
+        "vnode pbsh06: resources_assigned.ngpus = 1",
+        "vnode pbsh06: resources_assigned.scratch_gb = 4gb",
+    ]
+
+
+def test_with_no_job_a_vnode_still_listing_one_is_a_leak() -> None:
+    nodes = {"pbsh02": {"jobs": ["12.pbsh01/0"], "resources_assigned": {"ncpus": 1}}}
+    assert baseline.phantom_assignments(stub(nodes)) == ["vnode pbsh02: jobs = ['12.pbsh01/0']"]  # type: ignore[arg-type]
 
 
 def test_with_no_job_the_server_and_queue_totals_must_be_zero_too() -> None:
-    server = {"resources_assigned": {"ncpus": 1, "mem": "0kb", "nodect": 0}}
+    server = {"resources_assigned": {"ncpus": 1, "mem": "0kb", "nodect": 0}}  # nodect counts too, when not 0
     queues = {
         "workq": {"resources_assigned": {"ncpus": 0, "mem": "0gb", "nodect": 0}},  # what an idle server shows
         "R5": {"resources_assigned": {"mem": "1gb"}},
     }
     found = baseline.phantom_assignments(stub({}, server=server, queues=queues))  # type: ignore[arg-type]
-    assert found == [
-        "server resources_assigned {'ncpus': 1, 'mem': '0kb', 'nodect': 0}",
-        "queue R5 resources_assigned {'mem': '1gb'}",
-    ]
+    assert found == ["server: resources_assigned.ncpus = 1", "queue R5: resources_assigned.mem = 1gb"]
     # A job still there (its totals are real): only vnodes are judged.
     assert baseline.phantom_assignments(stub({}, jobs={"1.s": {}}, server=server, queues=queues)) == []  # type: ignore[arg-type]
 
@@ -85,7 +93,8 @@ def test_phantoms_are_repaired_by_the_clients_server_restart(
     monkeypatch.setattr(baseline, "wait_until", phantom_wait)
     monkeypatch.setattr(baseline, "phantom_assignments", lambda pbs: [])
     told: list[str] = []
-    assert baseline.restore(pbs, base, timeout=90, repaired=told.append) == []  # type: ignore[arg-type]
+    restored = baseline.restore(pbs, base, timeout=90, repaired=told.append)  # type: ignore[arg-type]
+    assert restored == baseline.Restored(left=[], leaks=phantoms)  # the leak is returned as a finding
     assert server.restarts == [{"shutdown": "quick", "timeout": 90, "schedule": False}]
     assert waits == [90, 90 if vnodes_report else 0]
     assert told == [f"resources assigned but no job ({phantoms[0]}): pbs_server restarted, cleared"]

@@ -44,11 +44,11 @@ def test_no_phantoms_no_restart() -> None:
 
 def test_a_phantom_is_cleared_by_a_restart_and_named() -> None:
     pbs = fake_pbs({"ncpus": 2})
-    assert baseline._clear_phantom_assignments(pbs, timeout=1) == (["n2 resources_assigned {'ncpus': 2}"], [])
+    assert baseline._clear_phantom_assignments(pbs, timeout=1) == (["vnode n2: resources_assigned.ncpus = 2"], [])
     assert pbs.restarts == [1]
 
 
 def test_a_phantom_a_restart_does_not_clear_is_left_named() -> None:
     pbs = fake_pbs({"ncpus": 2}, cleared_by_restart=False)
-    found = ["n2 resources_assigned {'ncpus': 2}"]
+    found = ["vnode n2: resources_assigned.ncpus = 2"]
     assert baseline._clear_phantom_assignments(pbs, timeout=1) == (found, found)
