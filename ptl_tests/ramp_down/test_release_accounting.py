@@ -25,6 +25,7 @@ pytestmark = [
 
 BURN = 4  # seconds of cpu time the burning task uses
 DEFAULT_MAX_CHECK_POLL = 120  # seconds: MAX_CHECK_POLL_TIME, src/include/mom_func.h
+PHASE = 12  # seconds each phase lasts at least: several polls at the 1-2 s interval the test sets
 
 
 @pytest.mark.spec("RD-4")
@@ -71,6 +72,49 @@ def test_end_records_after_a_release(pbs, roles, running_job) -> None:
     assert last.fields["exec_vnode"] == after["exec_vnode"]
     walltime = {r.type: walltime_seconds(r.resources_used["walltime"]) for r in (u, last, end)}
     # the phases add up to the whole job (each value is rounded down to a second)
+    assert walltime["E"] - 2 <= walltime["u"] + walltime["e"] <= walltime["E"], walltime
+
+
+def shown_walltime(job: dict) -> int:
+    return walltime_seconds(job.get("resources_used", {}).get("walltime", "0"))
+
+
+@pytest.mark.spec("RD-3", "RD-5")
+@pytest.mark.guards("RD-3", "RD-5")
+def test_u_and_e_records_carry_the_walltime_of_their_own_phase(pbs, cluster, roles) -> None:
+    """Two phases of PHASE seconds each, the primary polling every 1-2 s: the 'u' record carries the
+    first phase's walltime and the 'e' record the second's (the mom's resources_used_update, which
+    accounting.c writes for 'u'/'e'), not the job's cumulative walltime; the two add up to 'E'. With the
+    release before the first poll (test_end_records_after_a_release) both are about 0 and a build
+    writing cumulative values passes; here the 'e' record would carry both phases and fails."""
+    for host in (roles.primary, roles.plain):
+        pbs.mom_config.set_options(cluster.hosts[host], {"$min_check_poll": 1, "$max_check_poll": 2})
+    job_id, _before, since = start_job(pbs, cluster, roles)
+    # Each phase ends once the job shows it lasted PHASE seconds (the primary's polls, seen by the server).
+    first = wait_until(
+        lambda: pbs.jobs.status(job_id),
+        lambda j: shown_walltime(j) >= PHASE,
+        timeout=PHASE + DEFAULT_MAX_CHECK_POLL + 30,
+        describe=f"{job_id} showing {PHASE} s of walltime",
+    )
+    assert pbs.jobs.release_nodes(job_id, [roles.plain], user=roles.owner).ok
+    u, _c = accounting(pbs).expect(job_id, "uc", since, timeout=30)
+    released_at = shown_walltime(first)
+    wait_until(
+        lambda: pbs.jobs.status(job_id),
+        lambda j: shown_walltime(j) >= released_at + PHASE + 2,
+        timeout=2 * PHASE + DEFAULT_MAX_CHECK_POLL + 30,
+        describe=f"{job_id} showing {PHASE} s more walltime after the release",
+    )
+    assert pbs.jobs.delete(job_id, user=roles.owner).ok
+    pbs.jobs.wait(job_id, job_state="F", timeout=60)
+    *_, end = accounting(pbs).expect(job_id, "ucE", since, timeout=30)
+    last = pick.one(accounting(pbs).of(job_id, "e", since), f"one 'e' record of {job_id}")
+    walltime = {r.type: walltime_seconds(r.resources_used["walltime"]) for r in (u, last, end)}
+    assert walltime["u"] >= released_at - 2, walltime  # the first phase, as the job showed it at the release
+    assert walltime["e"] >= PHASE, walltime  # the second phase lasted PHASE + 2 s at least
+    # The second phase's own walltime: what the whole job ran less the first phase (each rounded down).
+    assert walltime["e"] <= walltime["E"] - walltime["u"] + 2, (walltime, last.raw[:400])
     assert walltime["E"] - 2 <= walltime["u"] + walltime["e"] <= walltime["E"], walltime
 
 
