@@ -155,8 +155,18 @@ def _is_kept_end_hook(leak: Leak) -> bool:
     return leak.what.startswith("hook ") and "execjob_end" in leak.value
 
 
-def error(leaks: list[Leak], context: str = "") -> Leaked:
-    """The exception for what was found: a known bug's own class when every leak is of that bug."""
+def error(leaks: list[Leak], expected: type[Leaked] | None = None, context: str = "") -> Leaked:
+    """The exception for what was found: a known bug's own class when every leak is of that bug —
+    the test's expected one (`leak_of` marker: a Leaked subclass whose `matches` says whether the
+    leaks, as text, are all of its bug), or the end hook a mom kept."""
+    if expected is not None and expected_matches(expected, [str(leak) for leak in leaks]):
+        return expected(leaks, context)
     if leaks and all(_is_kept_end_hook(leak) for leak in leaks):
         return MomKeptDeletedEndHook(leaks, context)
     return Leaked(leaks, context)
+
+
+def expected_matches(expected: type[Leaked], found: list[str]) -> bool:
+    """Whether every leak found (as text) is of the expected bug; none found is no match."""
+    matches = getattr(expected, "matches", None)
+    return bool(found) and callable(matches) and bool(matches(found))

@@ -56,6 +56,8 @@ MARKERS = {
     "(pbs_harness.release_features)",
     "spec(*ids)": "spec interfaces (catalogue ids) the test exercises",
     "guards(*ids)": "spec interfaces (of its spec ids) whose regression the test's own assertions would catch",
+    "leak_of(cls)": "the test reproduces the OpenPBS bug of this Leaked subclass (pbs_harness.leaks): a leak "
+    "matching it raises it (the test's strict xfail), and seen after a body that failed it is repaired and reported",
 }
 
 
@@ -210,7 +212,12 @@ def _check_leaks(item: pytest.Item) -> None:
     found = leaks.settle(pbs)
     if found:
         item.stash[LEAK_RAISED_KEY] = True
-        raise leaks.error(found)
+        raise leaks.error(found, expected_leak(item))
+
+
+def expected_leak(item: pytest.Item) -> type[leaks.Leaked] | None:
+    marker = item.get_closest_marker("leak_of")
+    return marker.args[0] if marker is not None else None
 
 
 @pytest.hookimpl(wrapper=True)
@@ -337,6 +344,12 @@ def harness_test(request: pytest.FixtureRequest, pbs: Pbs, baseline: baseline_mo
         # Leaks the call phase did not judge (its body failed, or the leak came with the restore):
         # a finding all the same, repaired by now so that the next test starts at the baseline.
         found = [] if request.node.stash.get(LEAK_RAISED_KEY, False) else restored.leaks
+        expected = expected_leak(request.node)
+        if expected is not None and leaks.expected_matches(expected, found):
+            # The known bug the test's leak_of names, pinned by a strict xfail (its own or another
+            # test's): after a body that failed for another reason it is reported, not failed twice.
+            _repair_reporter(request.config)(f"leak of the known OpenPBS bug {expected.__name__}: {'; '.join(found)}")
+            found = []
         if heal_problems or restored.left or found:
             pytest.fail(
                 "; ".join(
