@@ -12,6 +12,7 @@ from datetime import datetime
 
 import pytest
 
+from pbs_harness import leaks
 from pbs_harness.evidence import pick
 from pbs_harness.evidence.logs import sched_log, server_log
 from pbs_harness.pbs.parsers import vnodes_of
@@ -202,6 +203,31 @@ def test_a_confirmed_one_node_reservation_in_conflict_is_reconfirmed_on_another_
         raise NoAttemptAtRetryTime(missed)
 
 
+class KeptHostCpusLeak(leaks.Leaked):
+    """The running reservation's kept host keeps its cpus assigned after the reservation is gone."""
+
+    @staticmethod
+    def matches(found: list[str]) -> bool:
+        """Only resources assigned on vnodes (no server or queue total, no hook): what the
+        reservation held on the host it kept."""
+        return all(f.startswith("vnode ") and ": resources_assigned." in f for f in found)
+
+
+# A leak, so a finding (docs/test-core.md): seen after every run of the two running in-conflict tests
+# (lk, 28 Nov 2026, master cd7ab5e: "vnode lk02: resources_assigned.ncpus = 2"; pbsh02 and pbshd02 before).
+KEPT_HOST_LEAK_XFAIL = pytest.mark.xfail(
+    strict=True,
+    raises=KeptHostCpusLeak,
+    reason="OpenPBS (master cd7ab5e, 23.06.06, 22.05.11): a running 2-node reservation that loses a host to a "
+    "maintenance reservation leaves the host it kept with its cpus assigned (resources_assigned.ncpus=2, no job, "
+    "no reservation) after it is deleted: remove_node_from_resv (src/server/req_rescq.c) leaves resv_nodes "
+    "corrupted (the CorruptedResvNodes bug), and the reservation's end gives back what update_node_rassn "
+    "(svr_func.c set_resc_assigned) parses out of resv_nodes, i.e. nothing; only a pbs_server restart recounts it",
+)
+
+
+@KEPT_HOST_LEAK_XFAIL
+@pytest.mark.leak_of(KeptHostCpusLeak)
 @pytest.mark.spec("RV-9")
 @pytest.mark.guards("RV-9")
 def test_a_running_reservation_in_conflict_is_not_reconfirmed(rv, retry) -> None:
@@ -244,6 +270,7 @@ STANDING_CONFLICT_XFAIL = pytest.mark.xfail(
 
 
 @STANDING_CONFLICT_XFAIL
+@pytest.mark.leak_of(KeptHostCpusLeak)  # pinned by the running test's strict xfail; reported here
 @pytest.mark.spec("RV-9", "RV-5")
 @pytest.mark.guards("RV-9")
 def test_a_standing_reservation_in_conflict_is_reconfirmed_between_occurrences(rv, retry, conformance) -> None:
