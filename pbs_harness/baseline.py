@@ -203,9 +203,13 @@ def clear_test_work(pbs: Pbs, base: Snapshot, timeout: float = 120) -> None:
         pbs.hooks.delete(name)
 
 
-def _restore_configs(pbs: Pbs, base: Snapshot) -> None:
+def _restore_configs(pbs: Pbs, base: Snapshot) -> list[str]:
+    """Mom configs and hooks back to the snapshot; returns what had to be put back beyond deleting
+    the hooks the test made (for the report)."""
+    done = []
     for host in pbs.cluster.moms:
-        pbs.mom_config.put_back(host, base.mom_configs.get(host.name, ""))
+        if pbs.mom_config.put_back(host, base.mom_configs.get(host.name, "")) is not None:
+            done.append(f"mom config of {host.name} put back as before the test")
     current = pbs.hooks.attributes()
     for name in set(current) - set(base.hooks):
         pbs.hooks.delete(name)
@@ -216,6 +220,10 @@ def _restore_configs(pbs: Pbs, base: Snapshot) -> None:
         }
         if changed:
             pbs.server.qmgr(f"set hook {name} " + ",".join(f"{k}={v}" for k, v in changed.items()))
+            done.append(
+                f"hook {name} " + ", ".join(f"{k}={v}" for k, v in changed.items()) + ": set as before the test"
+            )
+    return done
 
 
 def _restore_server(pbs: Pbs, base: Snapshot, now: Snapshot) -> tuple[list[str], list[str]]:
@@ -235,17 +243,24 @@ def _restore_server(pbs: Pbs, base: Snapshot, now: Snapshot) -> tuple[list[str],
     return done, []
 
 
-def _restore_node(pbs: Pbs, name: str, attrs: dict[str, Any], current: dict[str, Any]) -> None:
+def _restore_node(pbs: Pbs, name: str, attrs: dict[str, Any], current: dict[str, Any]) -> list[str]:
+    """A vnode's state, comment and resources_available back to the snapshot; returns what was put back."""
+    done = []
     if "offline" in str(current.get("state", "")) and "offline" not in str(attrs.get("state", "")):
         pbs.nodes.clear_offline(name)
+        done.append(f"vnode {name} offline: offline cleared")
     if current.get("comment") != attrs.get("comment"):
         if attrs.get("comment") is None:
             pbs.server.unset("comment", obj="node", name=name)
         else:
             pbs.server.set({"comment": attrs["comment"]}, obj="node", name=name)
+        done.append(f"vnode {name} comment = {current.get('comment')!r} (baseline: {attrs.get('comment')!r}): put back")
     for res, value in (attrs.get("resources_available") or {}).items():
-        if (current.get("resources_available") or {}).get(res) != value:
+        now = (current.get("resources_available") or {}).get(res)
+        if now != value:
             pbs.server.qmgr(f"set node {name} resources_available.{res}={qmgr_value(value)}")
+            done.append(f"vnode {name} resources_available.{res} = {now!r} (baseline: {value!r}): set")
+    return done
 
 
 def phantom_assignments(pbs: Pbs) -> list[str]:
@@ -333,13 +348,14 @@ def restore(pbs: Pbs, base: Snapshot, timeout: float = 90, repaired: Callable[[s
             repaired(text)
 
     clear_workload(pbs)
-    _restore_configs(pbs, base)
+    reset = _restore_configs(pbs, base)
     now = take(pbs)
-    reset, unrestored = _restore_server(pbs, base, now)
-    for what in reset:  # a test that changes a server attribute is put back; the report says what
-        tell(f"after the test: {what}")
+    server_reset, unrestored = _restore_server(pbs, base, now)
+    reset += server_reset
     for name, attrs in base.nodes.items():
-        _restore_node(pbs, name, attrs, now.nodes.get(name, {}))
+        reset += _restore_node(pbs, name, attrs, now.nodes.get(name, {}))
+    for what in reset:  # what a test changed is put back, and the report says what
+        tell(f"after the test: {what}")
     left = _wait_for(pbs, base, timeout) + unrestored
     if left or pbs.jobs.all(history=False):
         return Restored(left, [])

@@ -84,8 +84,8 @@ def test_phantoms_are_repaired_by_the_clients_server_restart(
     def phantom_wait(probe, predicate, *, timeout, describe):
         raise WaitTimeout(describe, timeout, phantoms)
 
-    for name in ("clear_workload", "_restore_configs"):
-        monkeypatch.setattr(baseline, name, lambda *args: None)
+    monkeypatch.setattr(baseline, "clear_workload", lambda *args: None)
+    monkeypatch.setattr(baseline, "_restore_configs", lambda *args: [])  # nothing to put back
     monkeypatch.setattr(baseline, "_restore_server", lambda *args: ([], []))  # every attribute already as declared
     monkeypatch.setattr(baseline, "take", lambda pbs: base)
     monkeypatch.setattr(baseline, "_wait_for", lambda pbs, base, timeout: waits.append(timeout) or [])
@@ -98,3 +98,36 @@ def test_phantoms_are_repaired_by_the_clients_server_restart(
     assert server.restarts == [{"shutdown": "quick", "timeout": 90, "schedule": False}]
     assert waits == [90, 90 if vnodes_report else 0]
     assert told == [f"resources assigned but no job ({phantoms[0]}): pbs_server restarted, cleared"]
+
+
+def test_what_a_test_changed_is_reported_when_put_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every repair is reported: hook and mom-config resets, server attributes, vnode state, comment
+    and resources (FAKED: the restore's helpers, the snapshot and the waits)."""
+    base = baseline.Snapshot(
+        server={}, queues={}, nodes={"n1": {"state": "free", "comment": None}}, hooks={}, mom_configs={}, jobs=(),
+        reservations=(),
+    )  # fmt: skip
+    now = baseline.Snapshot(
+        server={}, queues={}, nodes={"n1": {"state": "offline", "comment": "left"}}, hooks={}, mom_configs={},
+        jobs=(), reservations=(),
+    )  # fmt: skip
+    calls: list[str] = []
+    nodes = SimpleNamespace(clear_offline=lambda name: calls.append(f"clear {name}"))
+    server = SimpleNamespace(unset=lambda *a, **k: calls.append("unset comment"))
+    pbs = SimpleNamespace(nodes=nodes, server=server, jobs=SimpleNamespace(all=lambda history=False: {"1.s": {}}))
+    monkeypatch.setattr(baseline, "clear_workload", lambda *args: None)
+    monkeypatch.setattr(baseline, "_restore_configs", lambda *args: ["mom config of n1 put back as before the test"])
+    monkeypatch.setattr(
+        baseline, "_restore_server", lambda *args: (["server log_events = 511 (declared: 2047): set"], [])
+    )
+    monkeypatch.setattr(baseline, "take", lambda pbs: now)
+    monkeypatch.setattr(baseline, "_wait_for", lambda pbs, base, timeout: [])
+    told: list[str] = []
+    baseline.restore(pbs, base, repaired=told.append)  # type: ignore[arg-type]
+    assert told == [
+        "after the test: mom config of n1 put back as before the test",
+        "after the test: server log_events = 511 (declared: 2047): set",
+        "after the test: vnode n1 offline: offline cleared",
+        "after the test: vnode n1 comment = 'left' (baseline: None): put back",
+    ]
+    assert calls == ["clear n1", "unset comment"]
