@@ -7,6 +7,8 @@ from __future__ import annotations
 import pytest
 
 REPORTS_KEY = pytest.StashKey[dict[str, pytest.TestReport]]()
+# Set when the call phase failed through the leak check that follows a body that passed (pbs_harness.leaks).
+LEAK_FOUND_KEY = pytest.StashKey[bool]()
 
 
 def record(item: pytest.Item, report: pytest.TestReport) -> None:
@@ -25,6 +27,12 @@ def call_failed(item: pytest.Item) -> bool:
     """Whether the test's own body (its call phase) failed."""
     call = reports(item).get("call")
     return call is not None and call.failed
+
+
+def body_failed(item: pytest.Item) -> bool:
+    """Whether the test's body failed: its call phase, unless only the leak check after a body that
+    passed failed it (then the test's work is gone already, and nothing is left to keep for evidence)."""
+    return call_failed(item) and not item.stash.get(LEAK_FOUND_KEY, False)
 
 
 def failed(item: pytest.Item) -> bool:

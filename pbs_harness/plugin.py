@@ -86,7 +86,7 @@ EVIDENCE_KEY = pytest.StashKey[list[str]]()
 JOBS_BEFORE_KEY = pytest.StashKey[frozenset[str]]()
 # What the call phase's leak check needs (pbs, baseline, nemesis), and what it left for teardown.
 LEAK_CHECK_KEY = pytest.StashKey[tuple[Pbs, baseline_mod.Snapshot, Nemesis]]()
-LEAK_RAISED_KEY = pytest.StashKey[bool]()
+LEAK_RAISED_KEY = outcome.LEAK_FOUND_KEY
 HEAL_PROBLEMS_KEY = pytest.StashKey[list[str]]()
 
 
