@@ -227,7 +227,7 @@ KEPT_HOST_LEAK_XFAIL = pytest.mark.xfail(
 
 
 @KEPT_HOST_LEAK_XFAIL
-@pytest.mark.leak_of(KeptHostCpusLeak)
+@pytest.mark.leak_of.with_args(KeptHostCpusLeak)
 @pytest.mark.spec("RV-9")
 @pytest.mark.guards("RV-9")
 def test_a_running_reservation_in_conflict_is_not_reconfirmed(rv, retry) -> None:
@@ -270,7 +270,7 @@ STANDING_CONFLICT_XFAIL = pytest.mark.xfail(
 
 
 @STANDING_CONFLICT_XFAIL
-@pytest.mark.leak_of(KeptHostCpusLeak)  # pinned by the running test's strict xfail; reported here
+@pytest.mark.leak_of.with_args(KeptHostCpusLeak)  # pinned by the running test's strict xfail; reported here
 @pytest.mark.spec("RV-9", "RV-5")
 @pytest.mark.guards("RV-9")
 def test_a_standing_reservation_in_conflict_is_reconfirmed_between_occurrences(rv, retry, conformance) -> None:
