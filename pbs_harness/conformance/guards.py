@@ -23,7 +23,11 @@ MARKER = "guards"
 # Interfaces no test guards yet, each with why (the report shows it next to "weakly guarded").
 # tests/unit/test_guards.py fails for an unguarded interface missing here, and for an entry here
 # that has a guard by now. Empty: every catalogue interface has at least one guard.
-UNGUARDED: dict[str, str] = {}
+UNGUARDED: dict[str, str] = {
+    "RV-9": "every guard is a strict xfail of one OpenPBS bug; test_a_running_reservation_in_conflict_is_not_"
+    "reconfirmed still fails on any other assertion (raises=KeptHostCpusLeak: only its leak check's "
+    "finding of the kept host's cpus is expected, issue #30)",
+}
 
 NO_GUARD = "no test asserts it directly: its tests only wait, read back what they set, or xfail"
 ONLY_XFAIL = "every guard is an expected failure (xfail) as a whole"
