@@ -214,7 +214,7 @@ class KeptHostCpusLeak(leaks.Leaked):
 
 
 # A leak, so a finding (docs/test-core.md): seen after every run of the two running in-conflict tests
-# (lk, 28 Nov 2026, master cd7ab5e: "vnode lk02: resources_assigned.ncpus = 2"; pbsh02 and pbshd02 before).
+# (28 Nov 2026, master cd7ab5e: the kept plain host with resources_assigned.ncpus = 2; on two clusters before).
 KEPT_HOST_LEAK_XFAIL = pytest.mark.xfail(
     strict=True,
     raises=KeptHostCpusLeak,
