@@ -285,6 +285,14 @@ def baseline(pbs: Pbs, pytestconfig: pytest.Config) -> baseline_mod.Snapshot:
         pytest.fail(str(exc), pytrace=False)
 
 
+@pytest.fixture(scope="session")
+def release_checked(pbs: Pbs, baseline: baseline_mod.Snapshot, pytestconfig: pytest.Config) -> None:
+    """Every run, whatever -m selects: the release-feature probes agree with the build's version, or
+    every cluster test fails naming the disagreement (pbs_harness.release_features). After the
+    baseline: the session-start repair has healed the cluster the probes ask."""
+    release_features.check_against_release(pbs, pytestconfig)
+
+
 @pytest.fixture
 def harness_test(request: pytest.FixtureRequest, pbs: Pbs, baseline: baseline_mod.Snapshot) -> Iterator[Nemesis]:
     """Per-test machinery: transcript, nemesis, evidence on failure, baseline restore + check."""
@@ -396,6 +404,7 @@ def _acceptance_machinery(request: pytest.FixtureRequest) -> None:
         need = int(marker.args[0])
         if len(inv.moms) < need:
             pytest.skip(f"needs {need} moms, the cluster has {len(inv.moms)}")
+    request.getfixturevalue("release_checked")
     release_features.skip_if_missing(request)
     request.getfixturevalue("harness_test")
 

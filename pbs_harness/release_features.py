@@ -13,7 +13,11 @@ is asked of the running OpenPBS itself, once per session and cluster:
 
 A probe that cannot tell (qmgr failed for another reason) is an error, never a skip: a broken probe
 must not quietly turn a suite into "not in this release". `since` is the first release whose source
-has the feature (docs/releases.md); a harness test checks every probe against it.
+has the feature (docs/releases.md). Every probe is checked against the build's version in EVERY run,
+whatever `-m` or `-k` selects: before the session's first test that touches the cluster
+(`check_against_release`, called by the plugin), all probes run and must agree with `since`. A
+probe that says a release lacks a feature its version has (a build that broke the probe's own
+command, or a broken probe) fails every cluster test of the run naming it; it never skips a suite.
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ MARKER = "requires_feature"
 UNDEFINED_ATTRIBUTE = "Undefined attribute"  # PBSE_NOATTR's text (src/lib/Libpbs/pbs_error_text)
 _EVENTS = re.compile(r'Should be one or more of: (.*?) or "" for no event')
 _CACHE = pytest.StashKey[dict[str, bool]]()
+_CHECKED = pytest.StashKey[str]()  # "" when every probe agreed with the version, else the failure
 
 
 @dataclass(frozen=True)
@@ -131,6 +136,57 @@ def reason(feature: Feature, version: str) -> str:
     return f"{NOT_IN_RELEASE} (OpenPBS {version} on this cluster has no {feature.what}{since})"
 
 
+def disagreements(found: dict[str, bool], version: str) -> list[str]:
+    """What the probes found (`found`: feature name -> present) that the build's version says
+    otherwise, in words; [] when they agree."""
+    if not release(version) and any(FEATURES[n].since for n in found):
+        return [
+            f"pbs_version {version!r} is no release number, so the probes cannot be checked against it "
+            "(docs/releases.md, section 4): install an OpenPBS build that reports its version"
+        ]
+    said = []
+    for name, present in found.items():
+        feature = FEATURES[name]
+        if present == expected(feature, version):
+            continue
+        if not present:
+            since = f"since {feature.since}" if feature.since else "in every release the harness knows"
+            said.append(
+                f"the probe of the {feature.what} ({feature.kind} {feature.key!r}) says OpenPBS {version} lacks it, "
+                f"but OpenPBS has it {since}: this build broke what the probe asks, or the probe is wrong; "
+                "the tests that need it are NOT skipped as 'not in this release'"
+            )
+        else:
+            said.append(
+                f"the probe of the {feature.what} finds it in OpenPBS {version}, which by the source reading has it "
+                f"only since {feature.since}: correct `since` in pbs_harness/release_features.py and docs/releases.md"
+            )
+    return said
+
+
+def check_against_release(pbs: Pbs, config: pytest.Config) -> None:
+    """Once per session and cluster: run every probe and check it against the build's version;
+    fail (this test, and every later one of the session) when any disagrees or cannot tell."""
+    said = config.stash.get(_CHECKED, None)
+    if said is None:
+        try:
+            found = {name: has(pbs, name, config) for name in FEATURES}
+            version = str(pbs.server.status().get("pbs_version", ""))
+            problems = disagreements(found, version)
+        except ProbeError as exc:
+            problems = [f"a probe could not tell whether the feature is there: {exc}"]
+        said = (
+            "the release-feature probes disagree with this build's version, so no test can be skipped as "
+            "'not in this release' (pbs_harness/release_features.py; docs/releases.md, section 4): "
+            + "; ".join(problems)
+            if problems
+            else ""
+        )
+        config.stash[_CHECKED] = said
+    if said:
+        pytest.fail(said, pytrace=False)
+
+
 def marker_problem(names: tuple[str, ...]) -> str | None:
     unknown = [n for n in names if n not in FEATURES]
     if not names or unknown:
@@ -151,11 +207,13 @@ def check_markers(items: list[pytest.Item]) -> None:
 
 
 def skip_if_missing(request: pytest.FixtureRequest) -> None:
-    """Skip the test, saying "not in this release (...)", when the cluster lacks a feature it requires."""
+    """Skip the test, saying "not in this release (...)", when the cluster lacks a feature it requires
+    (once the probes were checked against the build's version: check_against_release)."""
     names = [n for mark in request.node.iter_markers(MARKER) for n in mark.args]
     if not names:
         return
     pbs = request.getfixturevalue("pbs")
+    check_against_release(pbs, request.config)
     missing = [FEATURES[n] for n in dict.fromkeys(names) if not has(pbs, n, request.config)]
     if missing:
         version = str(pbs.server.status().get("pbs_version", "?"))

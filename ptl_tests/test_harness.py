@@ -288,8 +288,9 @@ def test_reject_hook_fails_the_start_on_the_chosen_sister_until_healed(cluster, 
 def test_feature_probe_agrees_with_the_source_reading(pbs, name: str) -> None:
     """Each live probe of pbs_harness.release_features finds the feature exactly when this build's
     version has it by the source reading (docs/releases.md): a probe blind to a feature the release
-    has would quietly turn tests into "not in this release". The hook probe's scratch hook is gone
-    again (the baseline check after the test would name it)."""
+    has would quietly turn tests into "not in this release". (Every run checks all probes at once
+    before its first cluster test, `release_checked`; this test shows each probe's own verdict.)
+    The hook probe's scratch hook is gone again (the baseline check after the test would name it)."""
     feature = release_features.FEATURES[name]
     version = str(pbs.server.status()["pbs_version"])
     assert release_features.probe(pbs, feature) is release_features.expected(feature, version), (feature, version)

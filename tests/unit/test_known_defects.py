@@ -126,6 +126,10 @@ def harness_test(request):
     request.node.stash[plugin.JOBS_BEFORE_KEY] = frozenset()
     yield None
 
+@pytest.fixture(scope="session")
+def release_checked():
+    return None
+
 @pytest.fixture(params=["stuck", "healthy"])
 def cluster(request):
     return request.param
@@ -173,6 +177,10 @@ SETUPS = []
 def harness_test(request):
     request.node.stash[plugin.JOBS_BEFORE_KEY] = frozenset()
     yield None
+
+@pytest.fixture(scope="session")
+def release_checked():
+    return None
 
 @pytest.fixture
 def cluster():

@@ -3,9 +3,11 @@ qmgr, the requires_feature marker, the skip it turns into, and the status "not i
 
 MASTER_EVENTS is qmgr's real answer on a cluster of master (cd7ab5e). OLD_EVENTS is SYNTHETIC:
 the v22.05.11 message as its source builds it (src/lib/Libutil/hook.c: no postqueuejob, and no
-comma between resv_confirm and resv_begin). The end-to-end test runs a child pytest session whose
-`pbs` fixture is a FAKE (FakePbs below: canned qmgr answers, no cluster); the plugin, the recorder
-and the report are the real ones.
+comma between resv_confirm and resv_begin). The end-to-end tests run a child pytest session whose
+`pbs` fixture is a FAKE (FakeServer below: canned qmgr answers, a version, and whether
+PREFIX/bin/<program> is executable; no cluster) and whose `baseline` and `harness_test` do nothing;
+the plugin (its session-start check of the probes against the version included), the recorder and
+the report are the real ones.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from pbs_harness.release_features import (
     FEATURES,
     ProbeError,
     attribute_known,
+    disagreements,
     expected,
     hook_events,
     marker_problem,
@@ -99,33 +102,51 @@ def test_the_status_of_an_interface_a_release_lacks() -> None:
 
 
 CHILD_CONFTEST = '''
-"""FAKE pbs: qmgr answers as a server of 22.05.11 would (no postqueuejob event, no attribute
-reserve_retry_cutoff); no cluster is reached. harness_test does nothing."""
+"""FAKE pbs: qmgr answers as a server of {version} would (its hook events; every server attribute
+known), PREFIX/bin holds {programs}; no cluster is reached. baseline and harness_test do nothing."""
 import pytest
+from pathlib import Path
 from types import SimpleNamespace
 
-OLD_EVENTS = {old!r}
+EVENTS = {events!r}
+PROGRAMS = {programs!r}
 
 
 class FakeServer:
     def qmgr(self, directive, *, user=None, check=False):
         if directive.startswith("set hook"):
-            return SimpleNamespace(rc=32, ok=False, stdout="", stderr=OLD_EVENTS)
+            return SimpleNamespace(rc=32, ok=False, stdout="", stderr=EVENTS)
         return SimpleNamespace(rc=0, ok=True, stdout="", stderr="")
 
     def status(self):
-        return {{"pbs_version": "22.05.11"}}
+        return {{"pbs_version": {version!r}}}
+
+
+class FakeHost:
+    def run(self, cmd, **kwargs):
+        return SimpleNamespace(rc=0 if Path(cmd[-1]).name in PROGRAMS else 1)
 
 
 @pytest.fixture(scope="session")
 def pbs():
-    return SimpleNamespace(server=FakeServer())
+    cluster = SimpleNamespace(server=FakeHost(), prefix=Path("/opt/pbs"))
+    return SimpleNamespace(server=FakeServer(), cluster=cluster)
+
+
+@pytest.fixture(scope="session")
+def baseline():
+    return None
 
 
 @pytest.fixture
 def harness_test():
     yield None
 '''
+
+
+def _conftest(version: str, events: str, programs: tuple[str, ...] = ("pbs_release_nodes",)) -> str:
+    return textwrap.dedent(CHILD_CONFTEST.format(version=version, events=events, programs=programs))
+
 
 CHILD_TESTS = """
 import pytest
@@ -150,7 +171,7 @@ def test_a_missing_feature_is_a_release_skip_in_the_results_and_the_report(
     pytester: pytest.Pytester, tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, monkeypatch
 ) -> None:
     monkeypatch.setenv("PBS_HARNESS_STATE_DIR", str(tmp_path_factory.mktemp("state")))
-    pytester.makeconftest(textwrap.dedent(CHILD_CONFTEST.format(old=OLD_EVENTS)))
+    pytester.makeconftest(_conftest("22.05.11", OLD_EVENTS))
     pytester.makepyfile(test_release=CHILD_TESTS)
     results = tmp_path / "results.json"
     run = pytester.runpytest_subprocess(*PLUGINS, "--results-json", str(results), "-rs", timeout=120)
@@ -173,3 +194,60 @@ def test_a_marker_naming_no_feature_stops_collection(pytester: pytest.Pytester, 
     run = pytester.runpytest_subprocess(*PLUGINS, "--results-json", str(tmp_path / "r.json"), timeout=120)
     assert run.ret == pytest.ExitCode.USAGE_ERROR
     assert "requires_feature names unknown features ['teleport']" in run.stderr.str()
+
+
+SMOKE_TEST = """
+import pytest
+
+
+@pytest.mark.smoke
+def test_smoke(pbs):
+    pass
+"""
+
+
+def test_a_probe_that_says_a_release_lacks_what_its_version_has_fails_the_run(
+    pytester: pytest.Pytester, tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, monkeypatch
+) -> None:
+    """A 23.06.06 build whose pbs_release_nodes is not executable (a build that broke the probe's own
+    command): every cluster test fails naming the disagreement, also those without the marker and
+    with -m selecting no harness test; nothing is skipped as "not in this release"."""
+    monkeypatch.setenv("PBS_HARNESS_STATE_DIR", str(tmp_path_factory.mktemp("state")))
+    pytester.makeconftest(_conftest("23.06.06", MASTER_EVENTS, programs=()))
+    pytester.makepyfile(test_release=CHILD_TESTS, test_smoke=SMOKE_TEST)
+    run = pytester.runpytest_subprocess(*PLUGINS, "--results-json", str(tmp_path / "r.json"), timeout=120)
+    run.assert_outcomes(errors=3)
+    out = run.stdout.str()
+    assert "not in this release (" not in out, out
+    said = (
+        "the probe of the pbs_release_nodes command (command 'pbs_release_nodes') says OpenPBS 23.06.06 lacks it, "
+        "but OpenPBS has it in every release the harness knows"
+    )
+    assert said in " ".join(out.split()), out
+    run = pytester.runpytest_subprocess(
+        *PLUGINS, "-m", "smoke", "--results-json", str(tmp_path / "r.json"), timeout=120
+    )
+    run.assert_outcomes(errors=1)
+
+
+def test_probes_that_agree_with_the_version_let_the_run_go_on(
+    pytester: pytest.Pytester, tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, monkeypatch
+) -> None:
+    monkeypatch.setenv("PBS_HARNESS_STATE_DIR", str(tmp_path_factory.mktemp("state")))
+    pytester.makeconftest(_conftest("23.06.06", MASTER_EVENTS))
+    pytester.makepyfile(test_smoke=SMOKE_TEST)
+    run = pytester.runpytest_subprocess(*PLUGINS, "--results-json", str(tmp_path / "r.json"), timeout=120)
+    run.assert_outcomes(passed=1)
+
+
+def test_what_the_probes_found_against_the_version() -> None:
+    every = {name: True for name in FEATURES}
+    assert disagreements(every, "23.06.06") == []
+    assert disagreements({**every, "postqueuejob_hook_event": False}, "22.05.11") == []
+    (said,) = disagreements({**every, "reserve_retry_time": False}, "23.06.06")
+    assert "server attribute reserve_retry_time" in said, said
+    assert "NOT skipped" in said, said
+    (said,) = disagreements(every, "22.05.11")  # postqueuejob found where the source reading has none
+    assert "only since 23.06" in said, said
+    (said,) = disagreements(every, "unknown")
+    assert "is no release number" in said, said
