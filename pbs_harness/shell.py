@@ -64,6 +64,9 @@ def dies_with_this_process(signum: int):
     libc = ctypes.CDLL(None, use_errno=True)
 
     def preexec() -> None:
+        # An ignored signal stays ignored across exec: a harness started in the background of a script
+        # (SIGINT ignored there) would give its child a death signal the child never acts on.
+        signal.signal(signum, signal.SIG_DFL)
         libc.prctl(PR_SET_PDEATHSIG, signum, 0, 0, 0)
         if os.getppid() != parent:  # the parent died before prctl took effect
             os.kill(os.getpid(), signum)
