@@ -28,7 +28,7 @@ FLAVOUR   ?= system
 OPENPBS   ?=
 IMAGE     ?= debian-12
 
-.PHONY: venv test unit lint acceptance down bench bench-suites bench-parallel bench-flavours bench-ptl bench-mutants clean
+.PHONY: venv test unit lint acceptance down bench bench-fresh bench-suites bench-parallel bench-flavours bench-ptl bench-mutants clean
 
 # The versions of constraints.txt, dependencies of dependencies too (a lock; `make lock` rewrites it).
 # On a bare Debian/Ubuntu (as root) the Python and its venv module are installed first when missing.
@@ -85,6 +85,15 @@ down: venv
 
 bench: venv
 	$(PY) bench/bench_deploy.py
+
+# Issue #33: each stage of a first run (new clone, empty cache) and of a warm rerun (second clone, cache
+# filled, no cluster up) of ./acceptance, in one run: reports/bench-fresh.json with the targets judged.
+# OPENPBS as for acceptance; BENCH_FRESH_ARGS e.g. "--phases warm --scope up --state-dir DIR
+# --name-prefix bf --subnet 10.86.0.0/24" (bench/bench_fresh.py --help).
+BENCH_FRESH_ARGS ?=
+bench-fresh: venv
+	$(PY) bench/bench_fresh.py --clusters $(if $(filter-out auto,$(CLUSTERS)),$(CLUSTERS),4) \
+		$(if $(OPENPBS),--openpbs $(OPENPBS)) $(BENCH_FRESH_ARGS)
 
 # Wall time of each acceptance suite, twice in a row, on the deployed cluster (SUITES= to choose).
 bench-suites: venv
