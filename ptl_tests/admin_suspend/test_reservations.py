@@ -8,6 +8,7 @@ from datetime import datetime, timedelta
 
 import pytest
 
+from pbs_harness import leaks
 from pbs_harness.evidence import pick
 from pbs_harness.evidence.logs import server_log
 from pbs_harness.pbs.nodes import states
@@ -54,6 +55,35 @@ def test_a_confirmed_reservation_on_a_maintenance_vnode_is_degraded_then_moved(k
         pbs.server.unset("reserve_retry_time")
 
 
+class ResvServerTotalLeak(leaks.Leaked):
+    """The server keeps the ended reservation's ncpus=1 and nodect=1 in its own resources_assigned."""
+
+    @staticmethod
+    def matches(found: list[str]) -> bool:
+        """Exactly the reservation's select=1:ncpus=1 on the server, nothing on a vnode or queue."""
+        return sorted(found) == ["server: resources_assigned.ncpus = 1", "server: resources_assigned.nodect = 1"]
+
+
+# A leak, so a finding (docs/test-core.md): seen after every run of the test (pbshd and ex 22 Nov; lead
+# 26 Nov; lk and pbla 28 Nov 2026, master cd7ab5e). The cause, from the server's own states polled once
+# a second (pbla, 28 Nov 06:21, docs/suites/admin_suspend.md): RESV_BEING_DELETED/9 while its job dies,
+# RESV_CONFIRMED/2 from the job's obit to the purge, server resources_assigned ncpus=1 nodect=1 throughout.
+RESV_SERVER_TOTAL_XFAIL = pytest.mark.xfail(
+    strict=True,
+    raises=ResvServerTotalLeak,
+    reason="OpenPBS (master cd7ab5e, 23.06.06, 22.05.11): a running reservation that ends while its job is "
+    "admin-suspended leaves its ncpus=1 nodect=1 in the server's resources_assigned. The job's obit "
+    "(rel_resc, src/server/req_jobobit.c) takes its vnode out of maintenance; vnode_available "
+    "(src/server/node_manager.c) sees the reservation's last unavailable vnode back and, as the reservation "
+    "is not RESV_RUNNING but RESV_BEING_DELETED, resets it to RESV_CONFIRMED; resv_purge (job_func.c) then "
+    "gives its resources back with set_resc_assigned (svr_func.c), which touches the server's "
+    "resources_assigned only for RUNNING, DELETED, BEING_DELETED or FINISHED reservations, i.e. not at all; "
+    "only a pbs_server restart recounts it",
+)
+
+
+@RESV_SERVER_TOTAL_XFAIL
+@pytest.mark.leak_of.with_args(ResvServerTotalLeak)
 @pytest.mark.spec("AS-misc")
 def test_a_running_reservation_ends_while_its_job_is_admin_suspended(kit, pbs, cluster) -> None:
     rid, _ = pbs.resv.submit(
