@@ -102,7 +102,8 @@ class AwsHost(HostKind):
             raise UsageError(
                 f"the EC2 endpoint {req.endpoint_url} is not AWS's (a stand-in such as moto): the addresses it hands "
                 "out are fake, and pbs-harness never connects to them",
-                "add --provision-only (create, tag, write the inventory, then stop before any SSH)",
+                f"at a stand-in only `pbs-harness up --cloud {cls.NAME} --provision-only` runs (create, tag, write the "
+                "inventory, then stop before any SSH); a deploy or a test needs the real cloud",
             )
         cls.check_credentials()
 

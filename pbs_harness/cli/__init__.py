@@ -248,7 +248,8 @@ def build_parser() -> argparse.ArgumentParser:
         "test",
         help="run the acceptance suites (extra args go to pytest)",
         add_help=False,
-        usage="pbs-harness test [-i INVENTORY ...] [--clusters N] [--state-dir DIR] [pytest options and paths]",
+        usage="pbs-harness test [-i INVENTORY ...] [--clusters N] [--state-dir DIR] [--cloud KIND --region R ...] "
+        "[pytest options and paths]",
         description="Run the acceptance suites with pytest. The options below are the harness's own, anywhere on "
         "the line; every other argument goes to pytest, in order (its options follow).",
     )
@@ -268,8 +269,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--state-dir",
         type=directory,
-        help="state directory of the first local cluster (with --clusters; default as for up)",
+        help="state directory of the first local cluster (with --clusters; default as for up); with --cloud: "
+        "where the cloud runs' records are kept",
     )
+    from pbs_harness.localcluster.spec import DEFAULT_HOSTS, DEFAULT_PREFIX
+
+    cloud.add_test_options(p, host_count, DEFAULT_HOSTS, DEFAULT_PREFIX, seconds)
     p.set_defaults(func=cmd_test, pytest_args=[])
     _report_command(sub)
     cloud.add_down_options(_local_command(sub, "down", "remove the local cluster (or a cloud run: --run)", cmd_down))

@@ -8,6 +8,7 @@ import sys
 from collections.abc import Sequence
 
 from pbs_harness import errors
+from pbs_harness.cli.cloud import TEST_OPTIONS
 from pbs_harness.errors import HarnessError
 
 
@@ -64,8 +65,9 @@ class TestHelp(argparse.Action):
 
 
 # Harness options of `test`, wherever they are on its line; every other argument goes to pytest.
-_TEST_OPTIONS = ("-i", "--inventory", "--clusters", "--state-dir")
-_TEST_FLAGS = ("-h", "--help")
+# `test --cloud`'s options (cli/cloud.py TEST_OPTIONS) are among them.
+_TEST_OPTIONS = ("-i", "--inventory", "--clusters", "--state-dir", *(o for o, valued in TEST_OPTIONS.items() if valued))
+_TEST_FLAGS = ("-h", "--help", *(o for o, valued in TEST_OPTIONS.items() if not valued))
 # pytest options whose value is the next argument: that value is pytest's even if it looks like ours.
 _PYTEST_VALUED = frozenset(
     {

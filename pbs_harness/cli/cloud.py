@@ -44,6 +44,38 @@ def add_up_options(p: argparse.ArgumentParser) -> None:
     )
 
 
+# `test --cloud`'s own options (cli/argv.py keeps them from pytest): name -> takes a value.
+TEST_OPTIONS = {
+    "--cloud": True, "--region": True, "--hosts": True, "--instance-type": True, "--image": True, "--ttl": True,
+    "--owner": True, "--run-id": True, "--ssh-from": True, "--name-prefix": True, "--connect-timeout": True,
+    "--keep-on-failure": False,
+}  # fmt: skip
+
+
+def add_test_options(p: argparse.ArgumentParser, host_count, default_hosts: int, prefix: str, seconds) -> None:
+    """`test --cloud KIND ...`: the run is created, deployed, verified, tested and always removed."""
+    g = p.add_argument_group(
+        "a whole run on cloud hosts: create, deploy, verify, test, ALWAYS remove (docs/cloud.md#test---cloud)"
+    )
+    g.add_argument("--cloud", metavar="KIND", help="create the hosts in this cloud for this run only: aws")
+    g.add_argument("--region", help="the cloud's region (default $AWS_REGION, $AWS_DEFAULT_REGION)")
+    g.add_argument("--hosts", type=host_count, default=default_hosts, help=f"instances (default {default_hosts})")
+    g.add_argument("--instance-type", metavar="T", help="instance type (aws default t3.medium)")
+    g.add_argument("--image", metavar="AMI", help="an image id, or debian-12 (the default)")
+    g.add_argument("--ttl", default="2h", help="the run's lifetime: tags, and each VM powers off at it (default 2h)")
+    g.add_argument(
+        "--keep-on-failure", action="store_true", help="keep the VMs when the run fails (prints how to remove them)"
+    )
+    g.add_argument("--owner", help="owner tag (default user@machine): sweep removes only its owner's runs")
+    g.add_argument("--run-id", metavar="ID", help="the run's id, [a-z0-9-]{6,40} (default PREFIX-date-time-random)")
+    g.add_argument("--ssh-from", metavar="CIDR", default="0.0.0.0/0", help="who may reach the VMs' port 22")
+    g.add_argument("--name-prefix", default=prefix, metavar="PREFIX", help=f"host names PREFIX01.. (default {prefix})")
+    g.add_argument(
+        "--connect-timeout", type=seconds, default=10, help="seconds the hosts' SSH ports have to answer (default 10)"
+    )
+    p.set_defaults(check=False, tags=None, no_verify=False, idempotence=False)
+
+
 def add_down_options(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("cloud runs (docs/cloud.md)")
     g.add_argument(
@@ -83,14 +115,12 @@ def _state_root(args: argparse.Namespace) -> Path:
     return records.root(getattr(args, "state_dir", None))
 
 
-def cmd_cloud_up(args: argparse.Namespace) -> int:
-    """`up --cloud KIND`: the run's resources and inventory; then deploy and verify (cli.deploy) unless
-    --provision-only; a failed deploy tears the run down unless --keep-on-failure."""
-    from pbs_harness.cli.deploy import deploy_cluster
+def _request(args: argparse.Namespace, provision_only: bool):
+    """The run's request from the line, judged (sizes, TTL, owner, run id) before any API call."""
     from pbs_harness.cloud import lifecycle, request
 
     kind = lifecycle.kind(args.cloud)
-    req = request.CloudRequest(
+    return request.CloudRequest(
         cloud=args.cloud,
         region=_region(args),
         hosts=args.hosts,
@@ -102,26 +132,55 @@ def cmd_cloud_up(args: argparse.Namespace) -> int:
         ssh_from=args.ssh_from,
         endpoint_url=kind.endpoint_from_env(os.environ),
         keep_on_failure=args.keep_on_failure,
-        provision_only=args.provision_only,
+        provision_only=provision_only,
         run_id=args.run_id or "",
     )
+
+
+def cmd_cloud_up(args: argparse.Namespace) -> int:
+    """`up --cloud KIND`: the run's resources and inventory; then deploy and verify (cli.deploy) unless
+    --provision-only; a failed or interrupted deploy tears the run down unless --keep-on-failure."""
+    from pbs_harness.cli.deploy import deploy_cluster
+    from pbs_harness.cloud import lifecycle
+
+    req = _request(args, args.provision_only)
     root = _state_root(args)
-    rec = lifecycle.up(req, root, progress)
+    rec = lifecycle.up(req, root, progress, then="up" if args.provision_only else "deploying")
     if args.provision_only:
         progress(f"--provision-only: stopped before any SSH. Remove the run with: {lifecycle.down_hint(rec, root)}")
         return errors.EXIT_OK
-    ok = False
-    try:
-        rc = deploy_cluster(args, str(rec.inventory))
-        ok = rc == errors.EXIT_OK
-    finally:
-        if not ok:
-            lifecycle.finish(rec, root, ok, args.keep_on_failure, progress)
-    progress(
-        f"cloud run {rec.run_id} deployed; test it with -i {rec.inventory}; remove it with: "
-        f"pbs-harness down --run {rec.run_id}"
+    rc = lifecycle.work_on(
+        rec,
+        root,
+        progress,
+        lambda r: deploy_cluster(args, str(r.inventory)),
+        keep_on_failure=args.keep_on_failure,
+        down_after=False,
     )
+    if rc == errors.EXIT_OK:
+        progress(
+            f"cloud run {rec.run_id} deployed; test it with -i {rec.inventory}; remove it with: "
+            f"pbs-harness down --run {rec.run_id}"
+        )
     return rc
+
+
+def cmd_cloud_test(args: argparse.Namespace, run_suites) -> int:
+    """`test --cloud KIND`: create the run, deploy and verify, run the suites on it (`run_suites(args,
+    inventory)`), and always remove it (lifecycle.session), unless it failed and --keep-on-failure."""
+    from pbs_harness.cli.deploy import deploy_cluster
+    from pbs_harness.cloud import lifecycle
+
+    req = _request(args, provision_only=False)
+    root = _state_root(args)
+
+    def work(rec) -> int:
+        rc = deploy_cluster(args, str(rec.inventory))
+        if rc != errors.EXIT_OK:
+            return rc
+        return run_suites(args, str(rec.inventory))
+
+    return lifecycle.session(req, root, progress, work)
 
 
 def cmd_cloud_down(args: argparse.Namespace) -> int:

@@ -105,17 +105,45 @@ def _check_clusters(inventories: list[str | None]) -> tuple[list[str], str]:
 
 
 def cmd_test(args: argparse.Namespace) -> int:
+    if getattr(args, "cloud", None):
+        return _cloud_test(args)
+    return run_suites(args, inventories_of(args))
+
+
+def _cloud_test(args: argparse.Namespace) -> int:
+    """`test --cloud KIND`: the pytest line judged first (no API call for a bad one), then the whole cloud run
+    (cli.cloud.cmd_cloud_test: create, deploy, verify, these suites, always remove)."""
+    from pbs_harness import project, testrun
+    from pbs_harness.cli.cloud import cmd_cloud_test
+
+    if args.inventory or args.clusters is not None:
+        raise UsageError(
+            "--cloud creates the cluster it tests; -i/--clusters name clusters that exist",
+            "give --cloud (a new run, removed afterwards) or -i/--clusters, not both",
+        )
+    if testrun.INFO_OPTIONS & set(args.pytest_args):
+        raise UsageError(
+            f"--cloud with {' '.join(sorted(testrun.INFO_OPTIONS & set(args.pytest_args)))} would create VMs only "
+            "to list tests",
+            "leave --cloud out to list or collect the tests",
+        )
+    _check_pytest_line(args.pytest_args, project.root())
+    return cmd_cloud_test(args, lambda a, inventory: run_suites(a, [inventory], line_checked=True))
+
+
+def run_suites(args: argparse.Namespace, inventories: list[str | None], line_checked: bool = False) -> int:
+    """The suites on these clusters (one worker each when several); the verdict's exit code."""
     from pbs_harness import project, testrun
 
     root = project.root()
     informational = bool(testrun.INFO_OPTIONS & set(args.pytest_args))
-    inventories = inventories_of(args)
     hint = ""
     paths = [p for p in inventories if p]
     if not informational:
         # pytest's own options and values are judged first: `test -i UNREACHABLE --no-such-opt` is a bad
         # command line (2), not a host that does not answer (4).
-        _check_pytest_line(args.pytest_args, root)
+        if not line_checked:
+            _check_pytest_line(args.pytest_args, root)
         # Never green by accident: the clusters must be there before any test is asked to skip.
         paths, hint = _check_clusters(inventories)
     reports = root / "reports"

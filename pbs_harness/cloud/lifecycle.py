@@ -8,11 +8,14 @@ decide which runs a sweep removes. They never connect to a host.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 import os
+import signal
 import tempfile
-from collections.abc import Callable, Iterable, Mapping
+import threading
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, cast
@@ -96,9 +99,11 @@ def down_hint(rec: records.RunRecord, state_root: Path) -> str:
     return f"pbs-harness down --run {rec.run_id}{opt}   (or after its expiry: {later})"
 
 
-def up(req: CloudRequest, state_root: Path, say: Say) -> records.RunRecord:
+def up(req: CloudRequest, state_root: Path, say: Say, then: str = "up") -> records.RunRecord:
     """Create the run: record and plan saved first, then the kind's provision.yml; the inventory is then in
-    the run's inventory/. On any failure (Ctrl-C too) what was created is torn down, unless keep_on_failure."""
+    the run's inventory/. On any failure (Ctrl-C too) what was created is torn down, unless keep_on_failure.
+    `then`: the record's status once created: `up` (handed to the user), or `deploying`/`testing` when this
+    process goes on working on the run (so that it is never `up` while a killed controller left it)."""
     k = kind(req.cloud)
     k.check_request(req)  # before any API call
     records.check_writable(state_root)
@@ -130,7 +135,7 @@ def up(req: CloudRequest, state_root: Path, say: Say) -> records.RunRecord:
         if isinstance(exc, HarnessError) and PREFLIGHT_MARK in exc.message:
             raise PreconditionError(exc.message.split(PREFLIGHT_MARK, 1)[1].strip(), exc.hint) from exc
         raise
-    rec.set_status("up")
+    rec.set_status(then)
     say(f"cloud run {rec.run_id}: {req.hosts} instances up; inventory {rec.inventory}")
     return rec
 
@@ -158,12 +163,70 @@ def _after_failed_up(k: CloudKind, rec: records.RunRecord, state_root: Path, kee
 
 
 def finish(rec: records.RunRecord, state_root: Path, ok: bool, keep_on_failure: bool, say: Say) -> None:
-    """The always-step of a run on cloud hosts (up + deploy + test): down, unless it failed and is kept."""
+    """The always-step of a run on cloud hosts (up + deploy + test): down, unless it failed and is kept.
+    A second Ctrl-C or SIGTERM while it tears down is ignored (and said): stopping the teardown halfway is
+    what would leak; SIGKILL still stops it, and `sweep` then removes the run (its controller is gone)."""
     if not ok and keep_on_failure:
         rec.set_status("kept")
         say(f"kept after a failure (--keep-on-failure): {down_hint(rec, state_root)}")
         return
-    down(state_root, rec.run_id, say)
+    with _shielded(say, f"tearing down cloud run {rec.run_id}"):
+        down(state_root, rec.run_id, say)
+
+
+@contextlib.contextmanager
+def _shielded(say: Say, what: str) -> Iterator[None]:
+    """Ctrl-C and SIGTERM ignored, with a line saying so, while `what` runs (main thread only: elsewhere
+    Python cannot set handlers, and the signals go to the main thread anyway)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def ignore(signum: int, _frame: object) -> None:
+        say(f"signal {signum} ignored: {what} (SIGKILL would leave the run to `pbs-harness sweep`)")
+
+    previous = {signum: signal.signal(signum, ignore) for signum in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
+def work_on(
+    rec: records.RunRecord,
+    state_root: Path,
+    say: Say,
+    work: Callable[[records.RunRecord], int],
+    *,
+    keep_on_failure: bool,
+    down_after: bool,
+) -> int:
+    """Run `work` on a created run (deploy, verify, the suites; its exit code), then: down after a failure,
+    an exception, Ctrl-C or SIGTERM (which the CLI raises as KeyboardInterrupt), unless keep_on_failure;
+    after a pass, down when `down_after` (`test --cloud`), else the run is handed to the user (`up`). A failed
+    teardown after a failed run is said beside the run's own error, which is the one raised."""
+    try:
+        rc = work(rec)
+    except BaseException:
+        try:
+            finish(rec, state_root, False, keep_on_failure, say)
+        except HarnessError as exc:
+            say(f"teardown of {rec.run_id} failed too ({exc.message}); remove it with: {down_hint(rec, state_root)}")
+        raise
+    if rc != 0 or down_after:
+        finish(rec, state_root, rc == 0, keep_on_failure, say)
+    else:
+        rec.set_status("up")
+    return rc
+
+
+def session(req: CloudRequest, state_root: Path, say: Say, work: Callable[[records.RunRecord], int]) -> int:
+    """A whole run on cloud hosts (`test --cloud`): up, `work`, then ALWAYS down (work_on), unless it failed and
+    req.keep_on_failure. While `work` runs the record says `testing` with this process's pid, so a run killed
+    outright (SIGKILL, no `finally`) is removed by `sweep` (its controller is gone)."""
+    rec = up(req, state_root, say, then="testing")  # tears down what it made when it fails
+    return work_on(rec, state_root, say, work, keep_on_failure=req.keep_on_failure, down_after=True)
 
 
 def _teardown(
@@ -252,8 +315,8 @@ def why_remove(
         return "no record of the run on this machine" if records_here else None
     if rec.status in ("down", "failed"):
         return f"its run ended ({rec.status})"
-    if rec.status == "provisioning" and not rec.controller_alive:
-        return f"its `up` was killed (pid {rec.pid} gone)"
+    if rec.status in records.CONTROLLED and not rec.controller_alive:
+        return f"its controller was killed while {rec.status} (pid {rec.pid} gone)"
     return None
 
 

@@ -19,9 +19,23 @@ from pbs_harness.errors import PreconditionError
 ROOT_ENV = "PBS_HARNESS_CLOUD_DIR"
 DEFAULT_ROOT = Path("/var/lib/pbs-harness/cloud")
 RECORD = "run.json"
-# provisioning: up is creating (or was killed while it did: its pid is gone); up: created (and deployed);
-# failed: up failed and tore down what it could; kept: up failed, kept by --keep-on-failure; down: removed.
-STATUSES = ("provisioning", "up", "failed", "kept", "down")
+# provisioning: up is creating; deploying: up is deploying and verifying; testing: `test --cloud` is
+# deploying, verifying and running the suites (each of these three: a controller process, its pid, owns the
+# run, and a run whose controller is gone was killed: sweep removes it); up: created (and deployed), handed
+# to the user until `down`; failed: up failed and tore down what it could; kept: failed, kept by
+# --keep-on-failure; down: removed.
+CONTROLLED = ("provisioning", "deploying", "testing")
+STATUSES = (*CONTROLLED, "up", "failed", "kept", "down")
+
+
+def process_start(pid: int) -> int:
+    """The process's start time (clock ticks since boot, /proc/PID/stat field 22), 0 when unknown: with the
+    pid it names one process, so a pid the kernel gave to a new process later does not pass for the controller."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        return int(stat.rsplit(")", 1)[1].split()[19])
+    except (OSError, ValueError, IndexError):
+        return 0
 
 
 def root(given: str | None = None) -> Path:
@@ -39,6 +53,7 @@ class RunRecord:
     expires: str
     status: str = "provisioning"
     pid: int = field(default_factory=os.getpid)
+    pid_start: int = field(default_factory=lambda: process_start(os.getpid()))
     dir: Path = field(default=Path(), compare=False)
 
     def save(self) -> None:
@@ -52,20 +67,25 @@ class RunRecord:
         assert status in STATUSES, status
         self.status = status
         self.pid = os.getpid()
+        self.pid_start = process_start(self.pid)
         self.save()
 
     @property
     def controller_alive(self) -> bool:
-        """A controller process is still working on this run (its `up` not killed)."""
-        if self.status != "provisioning" or self.pid == os.getpid():
-            return self.status == "provisioning"
+        """A controller process still owns this run (its `up` or `test --cloud` was not killed). False for a
+        run no controller owns (up, kept, failed, down)."""
+        if self.status not in CONTROLLED:
+            return False
+        if self.pid == os.getpid():
+            return True
         try:
             os.kill(self.pid, 0)
         except ProcessLookupError:
             return False
         except PermissionError:
-            return True
-        return True
+            pass  # another user's process: alive; its start time is still readable in /proc
+        # Records written before pid_start existed have 0 there: the pid alone then.
+        return not self.pid_start or process_start(self.pid) == self.pid_start
 
     @property
     def inventory(self) -> Path:

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Acceptance on cloud VMs, as the CI recipes' cloud job runs it (examples/ci/github-actions.yml, aws-cluster):
-# create the run's VMs (pbs-harness up --cloud: deploy and verify included), run the suites, and ALWAYS remove
-# the run (EXIT trap), unless KEEP_ON_FAILURE=1 and something failed: then it prints how to remove it later.
+# `pbs-harness test --cloud` creates the run's VMs, deploys and verifies, runs the suites and ALWAYS removes the
+# run (and the EXIT trap again), unless KEEP_ON_FAILURE=1 and something failed: then it prints how to remove it.
 #   cloud-acceptance.sh        the whole run
 #   cloud-acceptance.sh down   remove the run an earlier call recorded (the job's always-step after a cancel)
 # The run id is chosen and written to $PBS_HARNESS_CLOUD_DIR/current-run before anything is created.
-# At an endpoint that is not AWS's (AWS_ENDPOINT_URL set: moto under .ci/run) the run stops after provisioning
-# (--provision-only): the addresses a stand-in hands out are fake and nothing connects to them, so the deploy
-# and the suites are skipped, and this says so.
+# At an endpoint that is not AWS's (AWS_ENDPOINT_URL set: moto under .ci/run) `test --cloud` must be refused
+# before any API call, and the run stops after provisioning (up --provision-only): the addresses a stand-in
+# hands out are fake and nothing connects to them, so the deploy and the suites are skipped, and this says so.
 # Environment: AWS_REGION (required), PBSH_CLOUD (aws), PBSH_CLOUD_HOSTS (4), PBSH_CLOUD_TTL (2h),
 # PBSH_CLOUD_TYPE, PBSH_CLOUD_IMAGE, PBSH_CLOUD_OWNER (the owner tag; CI: one for the repository, so that the
 # sweep job finds every job's runs), PBSH_SSH_FROM (CIDR for port 22), PYTEST_ARGS, KEEP_ON_FAILURE.
@@ -53,24 +53,28 @@ finish() {
 }
 trap finish EXIT
 
-up=(up --cloud "${PBSH_CLOUD:-aws}" --region "$AWS_REGION" --run-id "$run" --hosts "${PBSH_CLOUD_HOSTS:-4}"
+opts=(--cloud "${PBSH_CLOUD:-aws}" --region "$AWS_REGION" --run-id "$run" --hosts "${PBSH_CLOUD_HOSTS:-4}"
   --ttl "${PBSH_CLOUD_TTL:-2h}")
-[ -z "${PBSH_CLOUD_TYPE:-}" ] || up+=(--instance-type "$PBSH_CLOUD_TYPE")
-[ -z "${PBSH_CLOUD_IMAGE:-}" ] || up+=(--image "$PBSH_CLOUD_IMAGE")
-[ -z "${PBSH_CLOUD_OWNER:-}" ] || up+=(--owner "$PBSH_CLOUD_OWNER")
-[ -z "${PBSH_SSH_FROM:-}" ] || up+=(--ssh-from "$PBSH_SSH_FROM")
-[ "${KEEP_ON_FAILURE:-0}" != 1 ] || up+=(--keep-on-failure)
-stand_in=0
+[ -z "${PBSH_CLOUD_TYPE:-}" ] || opts+=(--instance-type "$PBSH_CLOUD_TYPE")
+[ -z "${PBSH_CLOUD_IMAGE:-}" ] || opts+=(--image "$PBSH_CLOUD_IMAGE")
+[ -z "${PBSH_CLOUD_OWNER:-}" ] || opts+=(--owner "$PBSH_CLOUD_OWNER")
+[ -z "${PBSH_SSH_FROM:-}" ] || opts+=(--ssh-from "$PBSH_SSH_FROM")
+[ "${KEEP_ON_FAILURE:-0}" != 1 ] || opts+=(--keep-on-failure)
 if [ -n "${AWS_ENDPOINT_URL:-}${AWS_ENDPOINT_URL_EC2:-}" ]; then
-  stand_in=1
-  up+=(--provision-only)
-fi
-
-"$harness" "${up[@]}"
-if [ "$stand_in" = 1 ]; then
+  # A stand-in: `test --cloud` is refused before any API call (it would deploy over SSH to fake addresses).
+  refused=0
+  "$harness" test "${opts[@]}" || refused=$?
+  if [ "$refused" != 2 ]; then
+    echo "cloud-acceptance: test --cloud at the stand-in endpoint ended with exit $refused: it must be refused (2)"
+    exit 1
+  fi
+  "$harness" up "${opts[@]}" --provision-only
   echo "cloud-acceptance: stand-in endpoint ${AWS_ENDPOINT_URL:-$AWS_ENDPOINT_URL_EC2}: provisioned only; deploy and" \
     "suites skipped (its addresses are fake: nothing connects to them)"
   exit 0
 fi
+# One command: create, deploy, verify, the suites, and always remove the run (also on a failure, Ctrl-C or
+# the job's SIGTERM; a SIGKILLed job's run is swept). The EXIT trap above removes it again, should this shell
+# itself be stopped before `test` could.
 # shellcheck disable=SC2086 # PYTEST_ARGS is a list of pytest arguments
-"$harness" test -i "$PBS_HARNESS_CLOUD_DIR/$run/inventory" ${PYTEST_ARGS:-}
+"$harness" test "${opts[@]}" ${PYTEST_ARGS:-}

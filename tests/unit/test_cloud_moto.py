@@ -16,7 +16,6 @@ import datetime as dt
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -26,57 +25,24 @@ from pathlib import Path
 import pytest
 import yaml
 
-from pbs_harness import errors, reachability
+from pbs_harness import errors
 from tests.unit.badinput import assert_refused, run_cli
+from tests.unit.cloudmoto import moto_server, use_moto
 
 REGION = "eu-west-1"
 OWNER = "tester@ci"
 IMAGE = "ami-12c6146b"  # one of the AMIs moto serves in every region
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def moto() -> Iterator[str]:
-    """moto's server on 127.0.0.1 (only): its URL."""
-    port = _free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            break
-        except OSError:
-            if proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError("moto server did not start") from None
-            time.sleep(0.2)  # polling a local port that is starting: bounded by the deadline above
-    yield f"http://127.0.0.1:{port}"
-    proc.terminate()
-    proc.wait(timeout=20)
+    with moto_server() as url:
+        yield url
 
 
 @pytest.fixture
 def cloud(moto: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
-    """Fake credentials, the moto endpoint, a state root of the test's own; never a probe of any host."""
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
-    monkeypatch.setenv("AWS_ENDPOINT_URL", moto)
-    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
-    monkeypatch.setenv("PBS_HARNESS_CLOUD_DIR", str(tmp_path / "cloud"))
-
-    def no_probe(*_a: object, **_k: object) -> None:
-        raise AssertionError("something tried to connect to a host address")
-
-    monkeypatch.setattr(reachability, "probe", no_probe)
-    return tmp_path / "cloud"
+    return use_moto(monkeypatch, moto, tmp_path / "cloud")
 
 
 def ec2(moto: str):

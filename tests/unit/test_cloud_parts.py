@@ -110,6 +110,7 @@ def no_api(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
 
 
 UP = ["up", "--cloud", "aws", "--region", "eu-west-1", "--provision-only"]
+TEST = ["test", "--cloud", "aws", "--region", "eu-west-1"]
 
 
 @pytest.mark.parametrize(
@@ -129,6 +130,13 @@ UP = ["up", "--cloud", "aws", "--region", "eu-west-1", "--provision-only"]
         (["up", "--image", "ami-12345678"], errors.EXIT_USAGE, "--image ami-12345678 is a cloud image"),
         (["sweep", "--region", "eu-west-1", "--older-than", "old"], errors.EXIT_USAGE, "--older-than 'old'"),
         (["down", "--run", "pbsc-none-1"], errors.EXIT_USAGE, "no record of cloud run pbsc-none-1"),
+        # `test --cloud` (create, deploy, test, remove): the same checks, and its own, before any API call.
+        ([*TEST[:3], "--region", "mars-north-1"], errors.EXIT_USAGE, "'mars-north-1' is not an AWS region"),
+        ([*TEST, "--hosts", "0"], errors.EXIT_USAGE, "argument --hosts: 0 is out of range"),
+        ([*TEST, "--ttl", "5x"], errors.EXIT_USAGE, "--ttl '5x' does not parse"),
+        ([*TEST, "-i", "inventory/local"], errors.EXIT_USAGE, "--cloud creates the cluster it tests"),
+        ([*TEST, "--collect-only"], errors.EXIT_USAGE, "would create VMs only to list tests"),
+        ([*TEST, "--no-such-pytest-option"], errors.EXIT_USAGE, "pytest refused the command line"),
     ],
 )
 def test_bad_input_is_refused_before_any_api_call(

@@ -1,0 +1,63 @@
+"""moto's EC2 server on 127.0.0.1 for the cloud tests (test_cloud_moto.py, test_cloud_session_moto.py,
+test_cloud_faults_moto.py): started on a free port, fake credentials, and reachability.probe made a tripwire,
+since nothing may ever connect to an address moto hands out."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from pbs_harness import reachability
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextmanager
+def moto_server() -> Iterator[str]:
+    """moto's server on 127.0.0.1 (only): its URL."""
+    port = _free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError("moto server did not start") from None
+                time.sleep(0.2)  # polling a local port that is starting: bounded by the deadline above
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
+
+
+def use_moto(monkeypatch: pytest.MonkeyPatch, url: str, state_root: Path) -> Path:
+    """Fake credentials, the moto endpoint, a state root of the test's own; never a probe of any host."""
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    monkeypatch.setenv("AWS_ENDPOINT_URL", url)
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    monkeypatch.setenv("PBS_HARNESS_CLOUD_DIR", str(state_root))
+
+    def no_probe(*_a: object, **_k: object) -> None:
+        raise AssertionError("something tried to connect to a host address")
+
+    monkeypatch.setattr(reachability, "probe", no_probe)
+    return state_root
