@@ -52,6 +52,8 @@ MARKERS = {
     "destructive": "changes the cluster beyond what the baseline restore repairs quickly",
     "ci": "subset run in CI",
     "needs_moms(n)": "skip unless the cluster has at least n moms",
+    "needs_faults(*names)": "skip unless every host's kind declares these faults (crash, boot, pause, partition, "
+    "reboot: pbs_harness.hosts.base; the fault layer refuses undeclared ones)",
     "requires_feature(*names)": "skip, as not in this release, unless the cluster's OpenPBS has these features "
     "(pbs_harness.release_features)",
     "spec(*ids)": "spec interfaces (catalogue ids) the test exercises",
@@ -404,6 +406,14 @@ def _acceptance_machinery(request: pytest.FixtureRequest) -> None:
         need = int(marker.args[0])
         if len(inv.moms) < need:
             pytest.skip(f"needs {need} moms, the cluster has {len(inv.moms)}")
+    marker = request.node.get_closest_marker("needs_faults")
+    if marker:
+        from pbs_harness import hosts
+
+        inv = request.getfixturevalue("inventory")
+        why = hosts.undeclared({name: h.vars for name, h in inv.hosts.items()}, marker.args)
+        if why:
+            pytest.skip(why)
     request.getfixturevalue("release_checked")
     release_features.skip_if_missing(request)
     request.getfixturevalue("harness_test")

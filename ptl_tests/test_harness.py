@@ -73,6 +73,7 @@ def mom_started(cluster, host: str) -> str:
     return cluster.hosts[host].check("ps -o lstart= -C pbs_mom | head -1").stdout.strip()
 
 
+@pytest.mark.needs_faults("partition")
 def test_partition_blocks_traffic_and_heal_restores(local, cluster, nemesis, topology) -> None:
     target, peer = sister(topology, 2), sister(topology, 1)
     assert tcp_open(cluster, peer, target, 15002)
@@ -91,6 +92,7 @@ def test_partition_blocks_traffic_and_heal_restores(local, cluster, nemesis, top
     assert tcp_open(cluster, peer, target, 15002)
 
 
+@pytest.mark.needs_faults("crash", "boot")
 def test_crash_kills_every_process_and_boot_brings_sshd_and_mom_back(local, cluster, pbs, nemesis, topology) -> None:
     target = sister(topology, 3)
     host = local_host(cluster, target)
@@ -106,6 +108,7 @@ def test_crash_kills_every_process_and_boot_brings_sshd_and_mom_back(local, clus
     assert mom_started(cluster, target) != before
 
 
+@pytest.mark.needs_faults("pause")
 def test_pause_freezes_and_resume_continues(local, cluster, nemesis, topology) -> None:
     target = sister(topology, 4)
     host = local_host(cluster, target)
@@ -162,6 +165,7 @@ def test_failing_test_leaves_an_evidence_folder(inventory, tmp_path) -> None:
     assert str(folder) in out  # the run names where the evidence is
 
 
+@pytest.mark.needs_faults("partition")
 def test_ctrl_c_during_a_partition_leaves_no_partition(local, cluster, tmp_path, topology) -> None:
     target = sister(topology, 2)
     ready = tmp_path / "ready"

@@ -1,4 +1,4 @@
-"""Host backends: one interface for what a kind of host does, three kinds.
+"""Host backends: one interface for what a kind of host does, four kinds.
 
 A backend owns one host's lifecycle (boot, crash), its fault mechanisms (pause, partition) and
 their cleanup after a killed run (`heal_leftovers`); the fault layer (pbs_harness.faults) and the
@@ -11,14 +11,18 @@ for every kind (pbs_harness.transport).
              (backends/system.py)
   ssh        any host reached over SSH only, e.g. a VM (backends/ssh.py): crash and pause act on
              PBS and the test users' processes, partition with iptables sparing the harness's session
+  aws        EC2 instances of a cloud run (backends/aws.py, a HostKind): crash a forced stop, reboot,
+             boot and partition (security groups) through the EC2 API
 
-Adding a kind of host is one module implementing HostBackend, and one line in `for_host`.
+Adding a kind of host is one module with a HostKind subclass (pbs_harness.hosts.base) and one line in
+the registry (pbs_harness.hosts.KINDS); `for_host` asks the registry. Each kind declares the faults it can
+do (FAULTS); the fault layer refuses the others, and tests that need one skip (marker needs_faults).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 if TYPE_CHECKING:
     from pbs_harness.cluster import Cluster
@@ -58,6 +62,10 @@ class HostBackend(Protocol):
 
     def reconnect(self) -> None: ...
 
+    def can(self, fault: str) -> bool:
+        """The kind declares this fault (pbs_harness.hosts.base: crash, boot, pause, partition, reboot)."""
+        ...
+
     def pids(self) -> list[int]:
         """The host's processes as this machine sees them; [] where it cannot (ssh)."""
         ...
@@ -77,8 +85,16 @@ def flavour_of(host_vars: Mapping[str, Any]) -> str:
 
 
 def for_host(cluster: Cluster, name: str) -> HostBackend:
-    """The backend of an inventory host: a local host of the cluster its inventory records, or ssh."""
+    """The backend of an inventory host, from the registry of host kinds (pbs_harness.hosts, the kind its
+    inventory variables name): a kind on the HostKind interface (e.g. aws: faults through the cloud's API) is
+    built from the host's variables; a local host of the cluster its inventory records; else ssh."""
+    from pbs_harness import hosts
+    from pbs_harness.hosts.base import HostKind
+
     host_vars = cluster.inventory.hosts[name].vars
+    kind = hosts.kind_of(host_vars)
+    if issubclass(kind, HostKind):
+        return cast(HostBackend, kind(name, host_vars, cluster))
     if flavour_of(host_vars) == "ssh":
         from pbs_harness.backends.ssh import SshHost
 

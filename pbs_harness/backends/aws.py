@@ -1,18 +1,23 @@
 """AWS EC2 instances that a cloud run created (`pbs-harness up --cloud aws`): the cloud kind of host.
 
 Everything AWS-specific is here and in playbooks/cloud/aws/: the request's checks before any API call
-(region, image, instance type, credentials, endpoint), the playbooks' location, and the faults
-through the EC2 API:
+(region, image, instance type, credentials, endpoint), the playbooks' location, and the faults, which
+the fault layer finds through the registry of host kinds (pbs_harness.hosts) and this class declares:
 
-  crash      the instance stopped through the API (playbooks/cloud/aws/instance.yml: EC2's stop, the
-             closest ec2_instance offers to pulling the plug: it has no forced stop)
+  crash      the instance's plug pulled through the API: StopInstances with Force (no guest shutdown;
+             library/pbsh_ec2_power.py, as ec2_instance has no forced stop)
   boot       the instance started through the API, then its sshd waited for
+  reboot     EC2's RebootInstances (the guest is asked, EC2 forces it after minutes), then sshd waited for
   pause      SIGSTOP of the PBS daemons and the test users' processes, over SSH (EC2 has no pause)
-  partition  the instance's security groups swapped for the run's partition group: SSH from the
-             controller only, so the harness's own session survives and heals it
+  partition  the instance's security groups swapped for the run's partition group (SSH from the
+             controller only: no new connection reaches it) AND the SSH kind's iptables chain on the host:
+             EC2 does not cut connections a security group already tracks (its connection tracking), so
+             PBS's established TCP connections would survive a swap alone; the chain drops them at once
+             and spares the harness's own session, which heals both
 
 An endpoint other than AWS's (a moto server) hands out fake addresses: the kind then refuses every
-connection to its hosts (check_network), and `up` refuses to go past provisioning.
+connection to its hosts (check_network; the API actions above talk to the endpoint only), and `up`
+refuses to go past provisioning.
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import urlparse
 
 from pbs_harness.errors import PreconditionError, UsageError
-from pbs_harness.hosts.base import BOOT, CRASH, PARTITION, PAUSE, HostKind, HostVars
+from pbs_harness.hosts.base import BOOT, CRASH, PARTITION, PAUSE, REBOOT, HostKind, HostVars
 
 if TYPE_CHECKING:
     from pbs_harness.cloud.request import CloudRequest
@@ -56,12 +61,14 @@ def known_regions() -> set[str]:
 class AwsHost(HostKind):
     NAME = "aws"
     managed = True
-    FAULTS = frozenset({CRASH, BOOT, PAUSE, PARTITION})
+    FAULTS = frozenset({CRASH, BOOT, PAUSE, PARTITION, REBOOT})
     MECHANISMS: ClassVar[Mapping[str, str]] = {
-        "crash": "EC2 StopInstances through the API (ec2_instance state=stopped)",
+        "crash": "EC2 StopInstances with Force through the API (no guest shutdown)",
         "boot": "EC2 StartInstances through the API, then its sshd waited for",
+        "reboot": "EC2 RebootInstances through the API, then its sshd waited for",
         "pause": "SIGSTOP of the PBS daemons and the test users' processes, over SSH",
-        "partition": "security groups swapped for the run's partition group (SSH from the controller only)",
+        "partition": "security groups swapped for the run's partition group (SSH from the controller only), "
+        "and an iptables chain on the host over SSH for the connections EC2 keeps tracking",
     }
     # The cloud-run interface (pbs_harness.cloud.lifecycle.CloudKind).
     PLAYBOOKS = "cloud/aws"
@@ -147,7 +154,7 @@ class AwsHost(HostKind):
         """instance.yml on this host's instance; its state and security groups afterwards."""
         from pbs_harness import deploy
 
-        self.check_network(self.host_vars)
+        # No check_network here: these calls go to the API endpoint only, never to the instance's address.
         v = self.host_vars
         with tempfile.TemporaryDirectory(prefix="pbsh-aws-") as tmp:
             out = Path(tmp) / "instance.json"
@@ -182,14 +189,20 @@ class AwsHost(HostKind):
         return self._ssh().is_paused()
 
     def is_partitioned(self) -> bool:
-        return self.host_vars["cloud_partition_group"] in self._act("info")["security_groups"]
+        """Either half of the cut is in place (a heal must undo both)."""
+        if self.host_vars["cloud_partition_group"] in self._act("info")["security_groups"]:
+            return True
+        return self._ssh().is_partitioned()
 
     def crash(self) -> None:
-        self._act("stopped")
+        self._act("force_stopped")
 
     def boot(self) -> None:
         self._act("running")
         self.wait_ready(timeout=300)
+
+    def reboot(self) -> None:
+        self._act("rebooted")
 
     def wait_ready(self, timeout: float = 300) -> None:
         from pbs_harness import reachability
@@ -215,9 +228,11 @@ class AwsHost(HostKind):
         self._ssh().resume()
 
     def partition(self) -> None:
-        self._act("cut")
+        self._act("cut")  # first: no new connection from another host gets in meanwhile
+        self._ssh().partition()
 
     def reconnect(self) -> None:
+        self._ssh().reconnect()
         self._act("joined")
 
     def destroy(self) -> None:

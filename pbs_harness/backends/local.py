@@ -6,8 +6,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar
 
 from pbs_harness import cgroups
+from pbs_harness.hosts import base as faults
 from pbs_harness.localcluster import hostproc, network
 from pbs_harness.localcluster.spec import ClusterSpec, HostSpec
 
@@ -19,6 +21,11 @@ class LocalHostBase:
     cluster: ClusterSpec
     spec: HostSpec
     root: Path  # the state directory of the host's cluster
+    # What the fault layer may ask of it (hosts.base's names); no reboot fault: crash + boot is the restart.
+    FAULTS: ClassVar[frozenset[str]] = frozenset({faults.CRASH, faults.BOOT, faults.PAUSE, faults.PARTITION})
+
+    def can(self, fault: str) -> bool:
+        return fault in self.FAULTS
 
     @property
     def name(self) -> str:

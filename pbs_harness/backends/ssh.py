@@ -12,7 +12,9 @@ Real power-off and VM pause need the cloud's API; these are the SSH-side equival
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
+
+from pbs_harness.hosts.base import BOOT, CRASH, PARTITION, PAUSE
 
 if TYPE_CHECKING:
     from pbs_harness.cluster import Cluster
@@ -45,6 +47,11 @@ class SshHost:
     name: str
     flavour: str = "ssh"
     mechanisms: dict[str, str] = field(default_factory=lambda: dict(MECHANISMS))
+    # What the fault layer may ask of it (hosts.base's names): no reboot, SSH cannot bring a host back.
+    FAULTS: ClassVar[frozenset[str]] = frozenset({CRASH, BOOT, PAUSE, PARTITION})
+
+    def can(self, fault: str) -> bool:
+        return fault in self.FAULTS
 
     @property
     def _host(self):

@@ -3,8 +3,9 @@
 A fault is started on one target and healed exactly once; `Nemesis` keeps the active faults,
 refuses to start a second fault of the same kind on the same target, and `heal_all` heals
 whatever is still active — in a `finally`, in fixture teardown, on Ctrl-C. Host-level faults act
-through the host's backend (pbs_harness.backends), whatever the kind of host; every start and heal
-is written to the test's fault log (faults/log.py).
+through the host's backend (pbs_harness.backends.for_host asks the registry of host kinds), whatever the
+kind of host, and only where its kind declares the fault (FaultNotDeclared otherwise); every start and
+heal is written to the test's fault log (faults/log.py) with the kind's mechanism.
 """
 
 from __future__ import annotations
@@ -13,11 +14,12 @@ import contextlib
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import ClassVar, Protocol
 
 from pbs_harness.backends import HostBackend, for_host
 from pbs_harness.cluster import Cluster
 from pbs_harness.faults.log import FaultLog
+from pbs_harness.hosts.base import BOOT, CRASH, PARTITION, PAUSE, REBOOT
 
 
 class Fault(Protocol):
@@ -29,19 +31,31 @@ class Fault(Protocol):
     def heal(self) -> None: ...
 
 
+class FaultNotDeclared(RuntimeError):
+    """The host's kind does not declare this fault (its FAULTS): refused before anything acts. A test that
+    needs it carries the needs_faults marker, and skips on such a cluster, naming the fault."""
+
+
 @dataclass
 class _HostFault:
-    """A fault acted by the host's backend (namespace, system or ssh host): the test never branches
-    on the kind of host. `backend` picks another mechanism on purpose (e.g. the SSH-side ones on a
-    local host, to exercise them)."""
+    """A fault acted by the host's backend, found through the registry of host kinds (namespace, system,
+    ssh, aws): the test never branches on the kind of host. `backend` picks another mechanism on purpose
+    (e.g. the SSH-side ones on a local host, to exercise them). `needs`: the kind's declared faults it uses."""
 
     cluster: Cluster
     target: str
     backend: HostBackend | None = None
+    needs: ClassVar[tuple[str, ...]] = ()
 
     def __post_init__(self) -> None:
         if self.backend is None:
             self.backend = for_host(self.cluster, self.target)
+        missing = [f for f in self.needs if not self.backend.can(f)]
+        if missing:
+            raise FaultNotDeclared(
+                f"{self.target}: hosts of kind {self.backend.flavour!r} do not declare the fault(s) "
+                f"{', '.join(missing)}; mark the test needs_faults({', '.join(repr(f) for f in self.needs)})"
+            )
 
     @property
     def host(self) -> HostBackend:
@@ -59,6 +73,7 @@ class HostCrash(_HostFault):
     """Every process of the host dies at once; heal boots it (same name, IP, disk; PBS restarts)."""
 
     kind: str = "host-crash"
+    needs: ClassVar[tuple[str, ...]] = (CRASH, BOOT)
 
     def start(self) -> None:
         self.host.crash()
@@ -73,6 +88,7 @@ class HostPause(_HostFault):
     """All processes of the host frozen; heal thaws them."""
 
     kind: str = "host-pause"
+    needs: ClassVar[tuple[str, ...]] = (PAUSE,)
 
     def start(self) -> None:
         self.host.pause()
@@ -86,12 +102,28 @@ class HostPartition(_HostFault):
     """Traffic to and from the host dropped while its processes live; heal restores it."""
 
     kind: str = "host-partition"
+    needs: ClassVar[tuple[str, ...]] = (PARTITION,)
 
     def start(self) -> None:
         self.host.partition()
 
     def heal(self) -> None:
         self.host.reconnect()
+
+
+@dataclass
+class HostReboot(_HostFault):
+    """The host restarts at once, by its kind's mechanism (e.g. EC2's reboot); heal waits until it answers."""
+
+    kind: str = "host-reboot"
+    needs: ClassVar[tuple[str, ...]] = (REBOOT,)
+
+    def start(self) -> None:
+        self.host.reboot()
+        self.cluster.hosts[self.target].close()
+
+    def heal(self) -> None:
+        self.host.wait_ready()
 
 
 def start_mom_command(prefix: str, proc: str = "/proc") -> str:
@@ -153,7 +185,7 @@ class MomSignal:
 
 # Faults that take a whole host out of reach: nothing new runs on it, and on a local host SSH cannot
 # reach it either, until the heal.
-OUT_OF_REACH = ("host-crash", "host-pause", "host-partition")
+OUT_OF_REACH = ("host-crash", "host-pause", "host-partition", "host-reboot")
 
 
 class FaultAlreadyActive(RuntimeError):
@@ -227,6 +259,10 @@ class Nemesis:
     def partition(self, host: str) -> Fault:
         """The host cut off from the network (on an SSH-only host: all but the harness's session)."""
         return self.start(HostPartition(self._c(), host))
+
+    def reboot_host(self, host: str) -> Fault:
+        """The host restarts at once (only on kinds that declare reboot, e.g. aws: EC2's reboot)."""
+        return self.start(HostReboot(self._c(), host))
 
     def reject_hook(self, event: str, hosts: tuple[str, ...], how: str = "reject", seconds: int = 60) -> Fault:
         return self.start(RejectHook(self._c(), event, tuple(hosts), how, seconds))

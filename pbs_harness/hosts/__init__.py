@@ -73,9 +73,32 @@ def kind_of(host_vars: HostVars) -> type[HostKind]:
     return get_kind_class(kind_name(host_vars))
 
 
+def undeclared(hosts_vars: Mapping[str, HostVars], faults: tuple[str, ...] | list[str]) -> str | None:
+    """Why a test needing these faults cannot run on these hosts (their kinds' FAULTS lack one), or None.
+    Capabilities, never kind names, decide (a new kind that declares the fault runs the test)."""
+    for name, host_vars in sorted(hosts_vars.items()):
+        kind = kind_of(host_vars)
+        missing = [f for f in faults if f not in kind.FAULTS]
+        if missing:
+            of = kind_name(host_vars)
+            return f"needs the fault(s) {', '.join(missing)}, which host {name}'s kind ({of}) does not declare"
+    return None
+
+
 def host(name: str, host_vars: Mapping[str, Any], cluster: Cluster | None = None) -> HostKind:
     """One host as its kind models it."""
     return kind_of(host_vars)(name, host_vars, cluster)
 
 
-__all__ = ["KINDS", "KIND_VAR", "HostKind", "UnknownKind", "get_kind_class", "host", "kind_name", "kind_of", "names"]
+__all__ = [
+    "KINDS",
+    "KIND_VAR",
+    "HostKind",
+    "UnknownKind",
+    "get_kind_class",
+    "host",
+    "kind_name",
+    "kind_of",
+    "names",
+    "undeclared",
+]

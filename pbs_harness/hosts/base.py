@@ -27,9 +27,10 @@ if TYPE_CHECKING:
 HostVars = Mapping[str, Any]
 
 # The faults a kind may support; a kind lists those it can do in FAULTS, and a test that needs one
-# it lacks skips naming the missing capability, never the kind.
-CRASH, BOOT, PAUSE, PARTITION = "crash", "boot", "pause", "partition"
-ALL_FAULTS = frozenset({CRASH, BOOT, PAUSE, PARTITION})
+# it lacks skips naming the missing capability, never the kind (the needs_faults marker; the fault layer
+# refuses to start an undeclared one). crash's heal is a boot: a crash needs both.
+CRASH, BOOT, PAUSE, PARTITION, REBOOT = "crash", "boot", "pause", "partition", "reboot"
+ALL_FAULTS = frozenset({CRASH, BOOT, PAUSE, PARTITION, REBOOT})
 
 
 class UnsupportedByKind(NotImplementedError):
@@ -74,6 +75,11 @@ class HostKind(ABC):
 
     @property
     def kind(self) -> str:
+        return self.NAME
+
+    @property
+    def flavour(self) -> str:
+        """The kind's name, as the fault log writes it before each mechanism."""
         return self.NAME
 
     @property
@@ -174,6 +180,10 @@ class HostKind(ABC):
     @abstractmethod
     def boot(self) -> None:
         """Bring the host back after a crash; returns once it answers."""
+
+    def reboot(self) -> None:
+        """The host restarts at once, on its own; returns without waiting (wait_ready waits)."""
+        raise UnsupportedByKind(self.NAME, "reboot hosts")
 
     @abstractmethod
     def pause(self) -> None: ...

@@ -24,6 +24,7 @@ pytestmark = [pytest.mark.acceptance, pytest.mark.admin_suspend]
 
 
 @pytest.mark.needs_moms(3)
+@pytest.mark.needs_faults("crash", "boot")
 @pytest.mark.spec("AS-1", "AS-3")
 @pytest.mark.guards("AS-1")
 def test_a_sister_host_that_crashes_and_boots_during_maintenance(kit, pbs, topology, nemesis, conformance):

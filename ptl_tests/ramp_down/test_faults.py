@@ -180,6 +180,7 @@ def clear_stale_assignment(pbs, job_id: str, repaired) -> None:
 
 @pytest.mark.spec("RD-1")
 @pytest.mark.guards("RD-1")
+@pytest.mark.needs_faults("crash", "boot")
 def test_released_host_crash_does_not_touch_the_job(pbs, cluster, roles, nemesis, running_job) -> None:
     job_id, _before, _since = running_job
     assert pbs.jobs.release_nodes(job_id, [roles.plain], user=roles.owner).ok

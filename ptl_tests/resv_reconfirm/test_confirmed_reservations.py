@@ -28,7 +28,15 @@ from ptl_tests.resv_reconfirm_helpers import (
 pytestmark = [pytest.mark.acceptance, pytest.mark.resv_reconfirm, pytest.mark.requires_feature("reserve_retry_time")]
 
 
-@pytest.mark.parametrize("how", ["offline", "kill_mom", "crash_host", "partition"])
+@pytest.mark.parametrize(
+    "how",
+    [
+        "offline",
+        "kill_mom",
+        pytest.param("crash_host", marks=pytest.mark.needs_faults("crash", "boot")),
+        pytest.param("partition", marks=pytest.mark.needs_faults("partition")),
+    ],
+)
 @pytest.mark.spec("RV-2", "RV-5", "RV-6", "RV-7")
 @pytest.mark.guards("RV-2", "RV-5", "RV-6")
 def test_a_confirmed_reservation_degraded_by_a_node_failure_is_reconfirmed_on_other_nodes(rv, retry, how) -> None:

@@ -37,7 +37,7 @@ def assigned_ncpus(pbs, vnode: str) -> int:
     return int(pbs.nodes.status(vnode).get("resources_assigned", {}).get("ncpus", 0))
 
 
-@pytest.mark.parametrize("how", ["crash_host"])
+@pytest.mark.parametrize("how", [pytest.param("crash_host", marks=pytest.mark.needs_faults("crash", "boot"))])
 @pytest.mark.spec("RV-7", "RV-5", "RV-6")
 @pytest.mark.guards("RV-7", "RV-5", "RV-6")
 def test_a_running_reservation_replaces_only_the_unavailable_node_and_its_job_keeps_running(rv, retry, how) -> None:

@@ -100,6 +100,10 @@ class FakeBackend:
     fail: dict[str, Exception] = field(default_factory=dict)
     chosen: list[str] = field(default_factory=list)  # hosts for_host was asked for
 
+    def can(self, fault: str) -> bool:
+        """Declares every fault (the refusal of undeclared ones: test_host_kinds.py)."""
+        return True
+
     def _record(self, call: str) -> None:
         self.calls.append(call)
         if call in self.fail:

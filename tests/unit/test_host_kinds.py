@@ -119,3 +119,58 @@ def test_every_registered_kind_imports():
     for name in hosts.names():
         cls = hosts.get_kind_class(name)
         assert isinstance(cls, type), name
+
+
+def _cluster_of(kind: str):
+    """A cluster of one host of `kind` as the fault layer reads it (inventory variables, connections):
+    FAKED, nothing connects; the kind's own methods are the real ones."""
+    from types import SimpleNamespace
+
+    closed: list[str] = []
+    conn = SimpleNamespace(close=lambda: closed.append("h1"))
+    inventory = SimpleNamespace(hosts={"h1": SimpleNamespace(vars={hosts.KIND_VAR: kind})})
+    return SimpleNamespace(inventory=inventory, hosts={"h1": conn})
+
+
+def test_the_fault_layer_finds_the_kind_in_the_registry_and_logs_its_mechanism(recording_kind):
+    from pbs_harness.faults import Nemesis
+
+    nemesis = Nemesis(_cluster_of("recording"))
+    fault = nemesis.partition("h1")
+    assert isinstance(fault.backend, recording_kind)
+    assert fault.backend.log == ["partition"]
+    nemesis.heal(fault)
+    assert fault.backend.log == ["partition", "reconnect"]
+    assert [(r.action, r.mechanism) for r in nemesis.log.events] == [
+        ("start", "recording: records 'partition'"),
+        ("heal", "recording: records 'partition'"),
+    ]
+
+
+def test_a_fault_the_kind_does_not_declare_is_refused_before_anything_acts(recording_kind):
+    from pbs_harness.faults import FaultNotDeclared, Nemesis
+
+    nemesis = Nemesis(_cluster_of("recording"))
+    # crash is declared, but its heal is a boot, which is not: refused whole, not half done.
+    with pytest.raises(FaultNotDeclared, match=r"kind 'recording' do not declare the fault\(s\) boot"):
+        nemesis.crash_host("h1")
+    with pytest.raises(FaultNotDeclared, match=r"pause.*needs_faults\('pause'\)"):
+        nemesis.pause_host("h1")
+    with pytest.raises(FaultNotDeclared, match="reboot"):
+        nemesis.reboot_host("h1")
+    assert nemesis.active == []
+    assert nemesis.log.events == []
+
+
+def test_tests_skip_on_an_undeclared_fault_never_on_a_kind_name(recording_kind):
+    """What the needs_faults marker asks (pbs_harness.plugin): capabilities decide."""
+    hv = {"h1": {hosts.KIND_VAR: "recording"}, "h2": {hosts.KIND_VAR: "aws"}}
+    assert hosts.undeclared(hv, ("partition",)) is None
+    why = hosts.undeclared(hv, ("crash", "boot"))
+    assert why == "needs the fault(s) boot, which host h1's kind (recording) does not declare"
+    assert hosts.undeclared({"h2": hv["h2"]}, ("crash", "boot", "reboot", "partition", "pause")) is None
+
+
+def test_every_shipped_kind_declares_the_faults_the_suites_use():
+    for name in hosts.names():
+        assert {"crash", "boot", "pause", "partition"} <= hosts.get_kind_class(name).FAULTS, name

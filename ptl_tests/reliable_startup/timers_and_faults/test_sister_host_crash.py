@@ -22,6 +22,7 @@ pytestmark = [pytest.mark.acceptance, pytest.mark.reliable_startup, pytest.mark.
 # A sister host crash (the test restarts the primary mom at its end)
 
 
+@pytest.mark.needs_faults("crash", "boot")
 @pytest.mark.spec("RJS-3", "RJS-1", "RJS-5", "RJS-8")
 @pytest.mark.guards("RJS-1", "RJS-8")
 def test_sister_host_crashing_while_joining_is_pruned(pbs, cluster, nemesis, kit) -> None:
