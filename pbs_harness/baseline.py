@@ -189,8 +189,9 @@ def clear_workload(pbs: Pbs) -> None:
 
 def clear_test_work(pbs: Pbs, base: Snapshot, timeout: float = 120) -> None:
     """A test's work gone, the way the baseline restore removes it, before the leak check
-    (pbs_harness.leaks): its reservations and jobs deleted and waited for, the hooks it made deleted.
-    Nothing else is put back yet, so that what OpenPBS keeps shows as it is."""
+    (pbs_harness.leaks): its reservations and jobs deleted and waited for, on the server and then on
+    the moms, the hooks it made deleted. Nothing else is put back yet, so that what OpenPBS keeps
+    shows as it is."""
     clear_workload(pbs)
     with contextlib.suppress(WaitTimeout):  # what stays is seen by the leak check and by the restore
         wait_until(
@@ -199,7 +200,20 @@ def clear_test_work(pbs: Pbs, base: Snapshot, timeout: float = 120) -> None:
             timeout=timeout,
             describe="the test's reservations and jobs gone",
         )
-    for name in sorted(set(pbs.hooks.attributes()) - set(base.hooks)):
+    made = sorted(set(pbs.hooks.attributes()) - set(base.hooks))
+    if made:
+        # A force-deleted job is gone from the server at once, while its moms still run its execjob_end
+        # hooks in the background; pbs_mom acknowledges a hook deletion arriving then but never performs
+        # it (leaks.MOM_KEPT_DELETED_END_HOOK). The test's work is gone only once no mom holds a job, so
+        # its hooks go then. A mom that never lets go hides nothing: its kept hooks are leaks all the same.
+        with contextlib.suppress(WaitTimeout):
+            wait_until(
+                lambda: leaks_mod.moms_holding_jobs(pbs),
+                lambda held: not held,
+                timeout=leaks_mod.SETTLE,
+                describe="no mom holding a job",
+            )
+    for name in made:
         pbs.hooks.delete(name)
 
 

@@ -59,10 +59,13 @@ class MomKeptDeletedEndHook(Leaked):
 
 MOM_KEPT_DELETED_END_HOOK = (
     "OpenPBS (master cd7ab5e, 23.06.06, 22.05.11): pbs_mom acknowledges the deletion of an execjob_end hook "
-    "that arrives while any job runs an end hook in the background, and never deletes it "
-    "(src/resmom/requests.c req_del_hookfile: reply_ack and return when ji_hook_running_bg_on and the hook's "
-    "event has HOOK_EVENT_EXECJOB_END; nothing retries the deletion). The server takes the acknowledgement as "
-    "done and forgets the hook; the mom keeps its .HK file and runs it for later jobs"
+    "that arrives while any of its jobs runs a hook in the background, and never deletes it "
+    "(src/resmom/requests.c req_del_hookfile: reply_ack and return when a job has ji_hook_running_bg_on and the "
+    "hook's event has HOOK_EVENT_EXECJOB_END; hook_purge is not called and nothing retries the deletion). The "
+    "server logs 'successfully deleted hook file NAME.HK from MOM' and forgets the hook; the mom keeps it. Seen "
+    "(pbla, 28 Nov 2026, master cd7ab5e): a sister's mom log with the job's end hook and the deletion in the "
+    "same second ('ramp_down hook rd_end on pbla06', then 'Hook;rd_end.HK;delete hook-related file request "
+    "received'), 240 ms after qdel -W force, and rd_end.HK still on that mom 60 s later"
 )
 
 
@@ -120,6 +123,18 @@ def stale_mom_hooks(pbs) -> dict[str, list[str]]:
         if names - on_server:
             found[host.name] = sorted(names - on_server)
     return found
+
+
+def moms_holding_jobs(pbs) -> dict[str, list[str]]:
+    """Jobs a mom still holds (its mom_priv/jobs/*.JB files), by mom: a mom keeps a job the server has
+    forgotten until its execjob_epilogue/execjob_end hooks have run and it purged the job."""
+    held: dict[str, list[str]] = {}
+    for host in pbs.cluster.moms:
+        listing = host.run(["ls", f"{pbs.cluster.pbs_home}/mom_priv/jobs"]).stdout.split()
+        jobs = sorted(f.removesuffix(".JB") for f in listing if f.endswith(".JB"))
+        if jobs:
+            held[host.name] = jobs
+    return held
 
 
 def _hook_events(pbs, host_name: str, hook: str) -> str:

@@ -132,3 +132,33 @@ def test_the_known_leak_of_leak_of_is_raised_only_when_it_is_all_that_leaked(
     with pytest.raises(leaks.Leaked) as caught:
         plugin._check_leaks(item_with(pbs, FakeNemesis([]), leak_of=VnodeCpusLeak))  # type: ignore[arg-type]
     assert type(caught.value) is expected
+
+
+def test_a_mom_holds_a_job_while_its_job_file_is_there() -> None:
+    pbs = fake_pbs(mom_files={"lk02": {"3.lk01.JB": "", "3.lk01.SC": "", "3.lk01.TK": ""}, "lk03": {}})
+    assert leaks.moms_holding_jobs(pbs) == {"lk02": ["3.lk01"]}
+
+
+def test_the_test_hooks_go_only_once_no_mom_holds_a_job() -> None:
+    """The order of clear_test_work (FAKED: a mom whose job file goes on the third look, and the hook
+    list): a hook deleted while a mom still runs the job's end hooks is kept by pbs_mom, so the test's
+    hooks are deleted only after every mom let its jobs go."""
+    events: list[str] = []
+    files = {"3.lk01.JB": ""}
+    looks = iter([1, 2, 3])
+
+    def ls(cmd):
+        if next(looks, 3) >= 3:
+            files.clear()
+        events.append(f"ls {len(files)}")
+        return SimpleNamespace(stdout="\n".join(files))
+
+    mom = SimpleNamespace(name="lk02", run=ls)
+    pbs = SimpleNamespace(
+        resv=SimpleNamespace(all=lambda: {}, delete=lambda r: None),
+        jobs=SimpleNamespace(all=lambda history=False: {}, delete=lambda j, force=False: None),
+        hooks=SimpleNamespace(attributes=lambda: {"rd_end": {}, "pbs_cgroups": {}}, delete=events.append),
+        cluster=SimpleNamespace(moms=[mom], pbs_home=Path("/var/spool/pbs")),
+    )
+    baseline.clear_test_work(pbs, SimpleNamespace(hooks={"pbs_cgroups": {}}))  # type: ignore[arg-type]
+    assert events == ["ls 1", "ls 1", "ls 0", "rd_end"]
