@@ -116,6 +116,12 @@ def _report_command(sub) -> None:
         "(default --out reports/matrix/)",
     )
     p.add_argument(
+        "--since",
+        metavar="RUN.json",
+        help="say what changed since this run (a results.json or a reports/history/ file) instead of "
+        "the previous run kept in reports/history/",
+    )
+    p.add_argument(
         "--out", help="output folder (default reports/; with --compare or --matrix: a new or empty folder, see above)"
     )
     p.set_defaults(func=cmd_report)

@@ -243,11 +243,12 @@ def _output_dir(arg: str) -> Path:
     return out
 
 
-def write_report(results_file: Path | None, out: Path) -> list[Path]:
+def write_report(results_file: Path | None, out: Path, since: Path | None = None) -> list[Path]:
     """Write the conformance report of `results_file` (None: reports/results.json when there is one) into the
-    folder `out`; returns the files written."""
+    folder `out`, with what changed since the previous run kept in `out`/history/ (or since the run `since`,
+    a results.json or history file), and keep this run there; returns the files written."""
     from pbs_harness import project
-    from pbs_harness.conformance import catalogue, ci_summary, report, results, run_timeline
+    from pbs_harness.conformance import catalogue, ci_summary, history, report, results, run_timeline
 
     root = project.root()
     default = root / "reports" / "results.json"
@@ -259,26 +260,57 @@ def write_report(results_file: Path | None, out: Path) -> list[Path]:
         data = {}
         progress(f"no results at {default}: every interface will read 'not run' or 'not covered'")
     cat = catalogue.load()
-    run_timeline.write(out / "timeline.html", data)  # first: the conformance report links it
-    paths = report.write_all(cat, data, root / "ptl_tests", out)
-    progress("conformance report: " + ", ".join(str(p) for p in [*paths, out / "timeline.html"]))
     head = report.headline_of(cat, data, root / "ptl_tests")
+    run = history.entry(data, head.line(), head.state, head.tests, head.builds)
+    before, left_out = history.load(out / history.FOLDER)
+    for why in left_out:
+        progress(f"run history: left out {why}")
+    if since is not None:
+        before = [_run_of(since)]
+    trend = history.trend(run, history.earlier(before, run["started"]) if since is None else before)
+    run_timeline.write(out / "timeline.html", data)  # first: the conformance report links it
+    paths = report.write_all(cat, data, root / "ptl_tests", out, trend)
+    progress("conformance report: " + ", ".join(str(p) for p in [*paths, out / "timeline.html"]))
     progress(head.line())
-    published = ci_summary.publish(ci_summary.markdown(head, data, str(out)))
+    if trend is not None:
+        progress(trend.line())
+    if data.get("tests"):
+        progress(f"run history: {history.record(out / history.FOLDER, run)}")
+    published = ci_summary.publish(ci_summary.markdown(head, data, str(out), trend))
     if published:
         progress("CI summary written to " + ", ".join(published))
     return paths
+
+
+def _run_of(path: Path) -> dict:
+    """The run `path` names for --since: a history file as kept, or a results.json made into one."""
+    from pbs_harness.conformance import history, jsonfile, results
+
+    data = jsonfile.read(path, "run to compare with", SINCE_HINT)
+    if isinstance(data, dict) and isinstance(data.get("tests"), dict) and data.get("schema") == history.SCHEMA:
+        return data
+    loaded = results.load(path)
+    return history.entry(loaded, "", "", {}, [])
+
+
+SINCE_HINT = "give --since a results.json of an earlier run or a file of reports/history/"
 
 
 def cmd_report(args: argparse.Namespace) -> int:
     from pbs_harness import project
     from pbs_harness.cli import compare
 
+    if getattr(args, "since", None) and (getattr(args, "compare", None) or getattr(args, "matrix", None)):
+        raise errors.UsageError(
+            "--since goes with a run's report, not with --compare or --matrix",
+            "drop --since, or run `report --since RUN.json` on its own",
+        )
     if getattr(args, "compare", None):
         return compare.cmd_compare(args)
     if getattr(args, "matrix", None):
         return compare.cmd_matrix(args)
 
     out = _output_dir(args.out) if args.out else project.root() / "reports"
-    write_report(Path(args.results) if args.results else None, out)
+    since = Path(args.since) if getattr(args, "since", None) else None
+    write_report(Path(args.results) if args.results else None, out, since)
     return errors.EXIT_OK

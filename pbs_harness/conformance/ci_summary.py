@@ -1,6 +1,7 @@
 """The short markdown summary of a run for a CI job page: GitHub's job summary ($GITHUB_STEP_SUMMARY,
 appended to when set) and GitLab's job log (printed when GITLAB_CI is set). About 20 lines: the
-verdict, a row per feature, the failed tests, and where the full reports are."""
+verdict, what changed since the previous run (new failures, fixed, flaky: 3 named each), a row per
+feature, the failed tests, and where the full reports are."""
 
 from __future__ import annotations
 
@@ -10,13 +11,17 @@ from pathlib import Path
 from typing import Any
 
 from pbs_harness.conformance import headline
-from pbs_harness.conformance.report_markdown import feature_table
+from pbs_harness.conformance.history import Trend
+from pbs_harness.conformance.report_markdown import feature_table, trend_lines
 
 MAX_FAILED = 8  # failed tests listed by name; the report lists them all
 
 
-def markdown(head: headline.Headline, results: dict[str, Any], reports: str = "reports/") -> str:
-    lines = [f"### OpenPBS conformance: {head.state}", "", head.line(), "", *feature_table(head, link=False), ""]
+def markdown(
+    head: headline.Headline, results: dict[str, Any], reports: str = "reports/", trend: Trend | None = None
+) -> str:
+    lines = [f"### OpenPBS conformance: {head.state}", "", head.line(), "", *trend_lines(trend, limit=3)]
+    lines += [*feature_table(head, link=False), ""]
     if head.failed_tests:
         lines.append(f"**Failed tests ({len(head.failed_tests)}):**")
         lines += [f"- `{n}`" for n in head.failed_tests[:MAX_FAILED]]

@@ -25,6 +25,7 @@ from typing import Any
 
 from pbs_harness.conformance import headline
 from pbs_harness.conformance.catalogue import Catalogue
+from pbs_harness.conformance.history import Trend
 from pbs_harness.conformance.report_html import write_html
 from pbs_harness.conformance.report_markdown import write_markdown
 from pbs_harness.conformance.report_text import header
@@ -49,8 +50,12 @@ def _summary(rows: list[InterfaceResult]) -> dict[str, Any]:
     return {"counts": counts(rows), "known_bugs": known_bugs(rows), "weakly_guarded": weakly_guarded(rows)}
 
 
-def write_json(path: Path, cat: Catalogue, found: list[Verdict], results: dict[str, Any]) -> None:
+def write_json(
+    path: Path, cat: Catalogue, found: list[Verdict], results: dict[str, Any], trend: Trend | None = None
+) -> None:
     data: dict[str, Any] = {"verdict": headline.of(cat, found, results).line(), "header": header(results)}
+    if trend is not None:
+        data["since_previous"] = trend.as_json()
     if len(found) == 1:
         data |= {**_summary(found[0].rows), "interfaces": _interfaces(found[0].rows)}
     else:  # never one verdict over several OpenPBS builds
@@ -72,11 +77,14 @@ def headline_of(cat: Catalogue, results: dict[str, Any], test_dir: Path) -> head
     return headline.of(cat, verdicts(cat, results, test_dir), results)
 
 
-def write_all(cat: Catalogue, results: dict[str, Any], test_dir: Path, out_dir: Path) -> list[Path]:
+def write_all(
+    cat: Catalogue, results: dict[str, Any], test_dir: Path, out_dir: Path, trend: Trend | None = None
+) -> list[Path]:
+    """The three reports; `trend` (pbs_harness.conformance.history): what changed since the previous run."""
     found = verdicts(cat, results, test_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = [out_dir / "conformance.html", out_dir / "conformance.md", out_dir / "conformance.json"]
-    write_html(paths[0], cat, found, results)
-    write_markdown(paths[1], cat, found, results)
-    write_json(paths[2], cat, found, results)
+    write_html(paths[0], cat, found, results, trend)
+    write_markdown(paths[1], cat, found, results, trend)
+    write_json(paths[2], cat, found, results, trend)
     return paths

@@ -15,6 +15,7 @@ from typing import Any
 from pbs_harness.conformance import headline
 from pbs_harness.conformance import report_text as text
 from pbs_harness.conformance.catalogue import Catalogue
+from pbs_harness.conformance.history import Trend
 from pbs_harness.conformance.verdict import InterfaceResult, Verdict, counts
 
 COLOURS = {
@@ -48,7 +49,8 @@ code{font-size:.82rem;white-space:pre-wrap;overflow-wrap:anywhere} .counts span{
 .outcomes{color:#57606a;font-size:.85rem;margin:.2rem 0}
 table.features td,table.features th{font-size:.95rem} td.fail{color:#cf222e;font-weight:700}
 td.conforms{color:#1a7f37;font-weight:700} nav{margin:.4rem 0 1rem} nav a{margin-right:1rem}
-.failed-tests{color:#cf222e}
+.failed-tests{color:#cf222e} .trend{margin:.2rem 0 .8rem} .trend .line{font-weight:600}
+.trend .new{color:#cf222e} .trend .fixed{color:#1a7f37} .trend ul{margin:.2rem 0}
 """
 # Column widths of an interface table (one build): the differences get the most room (#35).
 ONE_BUILD_COLS = (5, 15, 9, 9, 24, 12, 26)
@@ -110,6 +112,37 @@ def _features_table(head: headline.Headline) -> str:
     )
 
 
+def _trend_html(trend: Trend | None) -> str:
+    """What changed since the previous run (#35 trends): a line, then new failures and fixed tests named,
+    flaky and slower ones folded."""
+    if trend is None:
+        return ""
+
+    def items(found: list) -> str:
+        return "".join(
+            f"<li><code>{e(c.name)}</code>: {e(c.before)} &rarr; {e(c.now)}"
+            f" <span class='summary'>(over {len(c.seen)} runs: {e(', '.join(c.seen))})</span></li>"
+            for c in found
+        )
+
+    parts = [f"<div id='trend' class='trend'><div class='line'>{e(trend.line())}</div>"]
+    if trend.new_failures:
+        parts.append(f"<div class='new'>New failures:<ul>{items(trend.new_failures)}</ul></div>")
+    if trend.fixed:
+        parts.append(f"<div class='fixed'>Fixed:<ul>{items(trend.fixed)}</ul></div>")
+    folded = [("Flaky", items(trend.flaky)), ("Other changes", items(trend.other))]
+    folded.append(
+        (
+            "Slower",
+            "".join(f"<li><code>{e(s.name)}</code>: {s.median:.0f} s &rarr; {s.now:.0f} s</li>" for s in trend.slower),
+        )
+    )
+    folded.append(("New tests", "".join(f"<li><code>{e(n)}</code></li>" for n in trend.new_tests)))
+    folded.append(("Gone tests", "".join(f"<li><code>{e(n)}</code></li>" for n in trend.gone_tests)))
+    parts += [f"<details><summary>{title}</summary><ul>{body}</ul></details>" for title, body in folded if body]
+    return "".join(parts) + "</div>"
+
+
 def _failed_tests(head: headline.Headline, results: dict[str, Any], base: Path) -> str:
     if not head.failed_tests:
         return ""
@@ -157,7 +190,9 @@ def _provenance_html(h: dict[str, Any]) -> list[str]:
     return [*out, f"<table><tr><th>cluster</th><th>server</th><th>hosts</th><th>inventory</th></tr>{rows}</table>"]
 
 
-def write_html(path: Path, cat: Catalogue, verdicts: list[Verdict], results: dict[str, Any]) -> None:
+def write_html(
+    path: Path, cat: Catalogue, verdicts: list[Verdict], results: dict[str, Any], trend: Trend | None = None
+) -> None:
     h = text.header(results)
     head = headline.of(cat, verdicts, results)
     several = len(h["clusters"]) > 1
@@ -167,6 +202,7 @@ def write_html(path: Path, cat: Catalogue, verdicts: list[Verdict], results: dic
         f"<style>{CSS}</style></head><body>",
         "<h1>OpenPBS conformance report</h1>",
         _verdict_html(head),
+        _trend_html(trend),
         _failed_tests(head, results, path.parent),
         _features_table(head),
         "<nav>"

@@ -12,10 +12,13 @@ from typing import Any
 from pbs_harness.conformance import headline
 from pbs_harness.conformance import report_text as text
 from pbs_harness.conformance.catalogue import Catalogue
+from pbs_harness.conformance.history import Trend
 from pbs_harness.conformance.verdict import InterfaceResult, Verdict
 
 
-def write_markdown(path: Path, cat: Catalogue, verdicts: list[Verdict], results: dict[str, Any]) -> None:
+def write_markdown(
+    path: Path, cat: Catalogue, verdicts: list[Verdict], results: dict[str, Any], trend: Trend | None = None
+) -> None:
     h = text.header(results)
     several = len(h["clusters"]) > 1
     head = headline.of(cat, verdicts, results)
@@ -24,6 +27,7 @@ def write_markdown(path: Path, cat: Catalogue, verdicts: list[Verdict], results:
         "",
         f"**{head.line()}**",
         "",
+        *trend_lines(trend),
         *feature_table(head),
         "",
         f"- OpenPBS: **{h['openpbs_version']}** ({h['openpbs_build']})"
@@ -62,6 +66,31 @@ def write_markdown(path: Path, cat: Catalogue, verdicts: list[Verdict], results:
             lines.append(f"| {r.id} | {r.interface.title} | {' | '.join(cells)} | {_guards(r)} | {diffs or '-'} |")
         lines.append("")
     path.write_text("\n".join(lines).replace("\n\n\n", "\n\n"))
+
+
+MAX_LISTED = 10  # tests named per kind of change; conformance.json lists them all
+
+
+def trend_lines(trend: Trend | None, limit: int = MAX_LISTED) -> list[str]:
+    """What changed since the previous run (pbs_harness.conformance.history), and a blank line; none
+    when there is no earlier run."""
+    if trend is None:
+        return []
+    lines = [f"**{trend.line()}**", ""]
+    for title, found in (("New failures", trend.new_failures), ("Fixed", trend.fixed), ("Flaky", trend.flaky)):
+        if found:
+            lines.append(f"- {title}:")
+            lines += [
+                f"  - `{c.name}`: {c.before} -> {c.now} (over {len(c.seen)} runs: {', '.join(c.seen)})"
+                for c in found[:limit]
+            ]
+            if len(found) > limit:
+                lines.append(f"  - ... and {len(found) - limit} more (conformance.json)")
+    if trend.slower:
+        lines.append(
+            "- Slower: " + ", ".join(f"`{s.name}` {s.median:.0f} s -> {s.now:.0f} s" for s in trend.slower[:limit])
+        )
+    return [*lines, ""] if len(lines) > 2 else lines
 
 
 def slug(title: str) -> str:
