@@ -5,7 +5,13 @@ names) says nothing about the behaviour it was written for. So its whole scenari
 function-scoped fixtures are torn down (the stuck job deleted, faults healed, baseline checked)
 and set up again, then the test body runs on a new job. The interface still gets a verdict; the
 run keeps every attempt: each earlier attempt's evidence folder (`...-attempt1`), a `known_defect`
-property on the test's reports, and the count in the conformance report's header.
+property on the test's reports, and the count in the conformance report's header. Each retried
+attempt is also logged as one report of outcome "rerun" (the word pytest-rerunfailures gives it, which
+pytest-html shows as a row of its own, "Rerun", and counts as "Reruns"): its own duration, its
+diagnosis and evidence folder in the row's log, its evidence in the Links column. The terminal
+counts it ("1 passed, 1 rerun"), JUnit adds its time to the testcase, the results file's duration
+and start take it in; no outcome counts it as a pass or a failure (#35: the ~95 s first attempt that
+met the race was hidden behind "Passed 00:00:14").
 
 A race is only ever a retry, never a verdict: meeting its signature on EVERY attempt (three by
 default; one with --defect-retries 0, or when the session is stopping) FAILS the test, saying that
@@ -102,6 +108,7 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
         reports, again = _attempt(item, nextitem, may_retry=attempt <= retries)
         if not again:
             break
+        item.ihook.pytest_runtest_logreport(report=rerun_report(item, attempt, reports))
         item.user_properties.append((PROPERTY, f"attempt {attempt}: {item.stash[DEFECT_KEY]}"))
         del item.stash[DEFECT_KEY]
         attempt += 1
@@ -109,6 +116,52 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
         item.ihook.pytest_runtest_logreport(report=report)
     item.ihook.pytest_runtest_logfinish(nodeid=item.nodeid, location=item.location)
     return True
+
+
+RERUN = "rerun"
+
+
+def rerun_report(item: pytest.Item, attempt: int, reports: list[pytest.TestReport]) -> pytest.TestReport:
+    """The one report of a retried attempt: outcome "rerun", its whole time (setup to teardown), and a
+    log naming the race and the attempt's evidence folder (the last one recorded: this attempt's)."""
+    evidence = [str(v) for k, v in item.user_properties if k == "evidence"]
+    log = f"attempt {attempt} met a known OpenPBS race and the scenario ran again on a fresh job: "
+    log += item.stash[DEFECT_KEY]
+    if evidence:
+        log += f"\nevidence: {evidence[-1]}"
+    return pytest.TestReport(
+        nodeid=item.nodeid,
+        location=item.location,
+        keywords={},
+        outcome=RERUN,  # type: ignore[arg-type]  # pytest-rerunfailures' outcome, shown by pytest-html
+        longrepr=log,
+        when="call",
+        duration=sum(r.duration for r in reports),
+        start=reports[0].start,
+        stop=reports[-1].stop,
+        user_properties=[],
+        rerun=attempt - 1,  # pytest-html names the attempt's assets by it
+    )
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_report_teststatus(report: pytest.TestReport) -> tuple[str, str, tuple[str, dict]] | None:
+    """A retried attempt is neither a pass nor a failure: its own category, counted as "rerun"."""
+    if report.outcome == RERUN:
+        return RERUN, "R", ("RERUN", {"yellow": True})
+    return None
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_html_results_table_row(report: pytest.TestReport, cells: list[str]) -> None:
+    """pytest-html gives a call row the final attempt's time; a retried attempt's row shows its own."""
+    if report.outcome != RERUN:
+        return
+    from pbs_harness.parallel.binding import html_duration
+
+    for index, cell in enumerate(cells):
+        if 'class="col-duration"' in cell:
+            cells[index] = f'<td class="col-duration">{html_duration(report.duration)}</td>'
 
 
 def _attempt(item: pytest.Item, nextitem: pytest.Item | None, may_retry: bool) -> tuple[list[pytest.TestReport], bool]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -89,17 +90,21 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
 
 
 def _link_evidence(item: pytest.Item, report: pytest.TestReport) -> None:
-    """pytest-html's Links column: the test's evidence folder (its index.html), relative to the page."""
-    where = next((str(v) for k, v in item.user_properties if k == "evidence"), None)
+    """pytest-html's Links column: the test's evidence folders (their index.html), relative to the page;
+    one per retried attempt ("attempt 1 evidence", pbs_harness.defect_retry) and the last attempt's."""
+    folders = list(dict.fromkeys(str(v) for k, v in item.user_properties if k == "evidence"))
     page = item.config.getoption("htmlpath", None)
-    if not where or not page:
+    if not folders or not page:
         return
     try:
         from pytest_html import extras
     except ImportError:  # pytest-html not installed: no Links column to fill
         return
-    href = os.path.relpath(Path(where) / "index.html", Path(page).resolve().parent)
-    report.extras = [*getattr(report, "extras", []), extras.url(href, name="evidence")]
+    for where in folders:
+        href = os.path.relpath(Path(where) / "index.html", Path(page).resolve().parent)
+        found = re.search(r"-attempt(\d+)$", where)
+        name = f"attempt {found.group(1)} evidence" if found else "evidence"
+        report.extras = [*getattr(report, "extras", []), extras.url(href, name=name)]
 
 
 def record_faults(item: pytest.Item, windows: list[dict[str, str]]) -> None:
@@ -134,8 +139,8 @@ class Recorder:
         entry = self._entry(report.nodeid)
         entry["duration"] += report.duration
         # When it ran, wall clock: the run timeline places it by these (first setup to last teardown).
-        if report.when == "setup" and "started" not in entry:
-            entry["started"] = _iso(report.start)
+        if report.when == "setup" or report.outcome == "rerun":  # a retried attempt comes first (defect_retry)
+            entry.setdefault("started", _iso(report.start))
         entry["finished"] = _iso(report.stop)
         entry.update(getattr(report, "pbsh_entry", {}))
         cluster = next((str(v) for k, v in report.user_properties if k == "cluster"), None)

@@ -175,6 +175,9 @@ class HtmlReport:
     def pytest_html_results_table_header(self, cells: list[str]) -> None:
         cells.insert(2, "<th>Cluster</th>")
 
+    def pytest_html_duration_format(self, duration: float) -> str:
+        return html_duration(duration)
+
     def pytest_html_results_table_row(self, report: pytest.TestReport, cells: list[str]) -> None:
         cells.insert(2, f"<td>{html.escape(cluster_of(report) or '-')}</td>")
 
@@ -185,6 +188,15 @@ class HtmlReport:
                 f"<p>Cluster <b>{html.escape(name or '?')}</b>: OpenPBS {html.escape(str(env.get('pbs_version')))}, "
                 f"server {html.escape(str(env.get('server')))}, inventory {html.escape(str(env.get('inventory')))}</p>"
             )
+
+
+def html_duration(seconds: float) -> str:
+    """pytest-html's duration cell, "320 ms" or "00:01:35". pytest-html 4.2 rounds the seconds alone and
+    printed 00:00:60 for a 59.6 s test (#35); this rounds the whole time first."""
+    if seconds < 1:
+        return f"{round(seconds * 1000)} ms"
+    whole = round(seconds)
+    return f"{whole // 3600:02d}:{whole % 3600 // 60:02d}:{whole % 60:02d}"
 
 
 @pytest.hookimpl(trylast=True)

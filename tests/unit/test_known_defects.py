@@ -12,8 +12,10 @@ process group, killed whole when the test ends. The plugin test runs a child pyt
 from __future__ import annotations
 
 import contextlib
+import html
 import json
 import os
+import re
 import select
 import signal
 import subprocess
@@ -192,11 +194,14 @@ def cluster():
 
 RETRY_TEST = """
 import os
+import time
 from pbs_harness.waits import WaitTimeout
 
 def test_scenario(cluster):
     attempts = int(open("attempts").read()) + 1 if os.path.exists("attempts") else 1
     open("attempts", "w").write(str(attempts))
+    if os.path.exists("slow-first") and attempts == 1:
+        time.sleep(1.2)  # the attempt that meets the race takes longer (its own time in its row)
     again = os.path.exists("race-always") or (attempts == 2 and os.path.exists("race-twice"))
     if os.path.exists("race") and (attempts == 1 or again):
         raise WaitTimeout("job 1 substate=42", 1, {"substate": 41})
@@ -421,3 +426,38 @@ def test_the_report_header_counts_attempts_and_tests_that_met_a_race_every_time(
     assert counts == {"attempts": 1 + 3 + 1, "tests": 3, "then_passed": 1, "every_attempt": 1}
     (line,) = report_text.known_defects_line({"known_defects": counts})
     assert line.endswith("1 then passed, 1 met it on every attempt (failed: a possible regression)"), line
+
+
+def test_a_retried_attempt_is_a_rerun_row_of_its_own_in_every_report(tmp_path: Path) -> None:
+    """#35: pytest-html showed "Passed" with the final attempt's time and hid the attempt that met the
+    race. Now the attempt is one report of outcome "rerun": a row of its own in pytest-html with its
+    diagnosis, counted by the terminal, its time in JUnit's testcase and in the results' duration."""
+    (tmp_path / "race").touch()
+    (tmp_path / "slow-first").touch()
+    out = _child(
+        tmp_path,
+        "-p", "pbs_harness.conformance.recorder", "--results-json", "results.json",
+        "--html", "report.html", "--self-contained-html",
+    )  # fmt: skip
+    assert "1 passed, 1 rerun" in out, out
+    page = (tmp_path / "report.html").read_text()
+    assert "attempt 1 met a known OpenPBS race and the scenario ran again on a fresh job: FAKE RACE seen" in page
+    assert '<span class="rerun">1 Reruns</span>' in page
+    rows = re.findall(r'"result": "(\w+)", "testId": "[^"]+", "duration": "([^"]+)"', html.unescape(page))
+    assert rows[0] == ("Rerun", "00:00:01"), rows  # its own time, not the passing attempt's
+    assert rows[1][0] == "Passed", rows
+    assert rows[1][1].endswith(" ms"), rows
+    (test,) = json.loads((tmp_path / "results.json").read_text())["tests"]
+    assert test["outcome"] == "passed", test
+    junit = (tmp_path / "j.xml").read_text()
+    assert junit.count("<testcase ") == 1, junit  # one testcase, not one per attempt
+
+
+@pytest.mark.parametrize(
+    ("seconds", "shown"), [(0.3204, "320 ms"), (59.6, "00:01:00"), (95.2, "00:01:35"), (3599.7, "01:00:00")]
+)
+def test_pytest_html_durations_round_the_whole_time(seconds: float, shown: str) -> None:
+    """pytest-html 4.2 printed 00:00:60 for a 59.6 s test (#35)."""
+    from pbs_harness.parallel.binding import html_duration
+
+    assert html_duration(seconds) == shown
