@@ -28,6 +28,12 @@ FLAVOUR   ?= system
 OPENPBS   ?=
 IMAGE     ?= debian-12
 
+# Every recipe line runs in bash with -e and pipefail: a failing command anywhere in a line (a pipe's first
+# stage, the first of `{ a; b; }`) fails the recipe, so make never turns a failure into success. No recipe
+# may swallow a code (`|| true`, a `-` prefix, $(shell ...)): tests/unit/test_makefile_exit_codes.py.
+SHELL     := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+
 .PHONY: venv test unit lint acceptance down bench bench-fresh bench-suites bench-parallel bench-flavours bench-ptl bench-mutants clean
 
 # The versions of constraints.txt, dependencies of dependencies too (a lock; `make lock` rewrites it).
@@ -126,8 +132,11 @@ bench-ptl: venv
 MUTANT    ?=
 SUITE     ?=
 MUTANTS_ARGS ?=
+# The default source is found in the recipe, not with $(shell ...), whose exit code make drops: with no
+# source, install-openpbs.sh's message and code end the recipe.
 bench-mutants: venv
-	$(PY) bench/bench_mutants.py --source $(or $(OPENPBS_SOURCE),$(shell scripts/ci/install-openpbs.sh --source 2>/dev/null)) \
+	src='$(OPENPBS_SOURCE)'; [ -n "$$src" ] || src=$$(scripts/ci/install-openpbs.sh --source); \
+	$(PY) bench/bench_mutants.py --source "$$src" \
 		$(if $(MUTANT),--patch $(MUTANT) $(if $(SUITE),--suite $(SUITE))) $(MUTANTS_ARGS)
 
 clean:
