@@ -6,7 +6,8 @@ A layer is current when this checkout's recipes make it (pbs_harness.images: bas
 each distribution, and deps layers on a current host layer); in use when a recorded local cluster's
 hosts run on it; else stale (an older recipe's). A package set is in use when a recorded cluster
 installed from it, stale when its builder layer is stale (the same source would be built again on the
-current one), else kept: a package set cannot be made again without its source, so only stale ones go."""
+current one) or when its package files are not packages (a fake set cached before they were checked),
+else kept: a package set cannot be made again without its source, so only stale ones go."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from pbs_harness import images
+from pbs_harness import images, openpbs_source
 from pbs_harness.localcluster import registry, state
 
 
@@ -107,8 +108,13 @@ def _package_entries(parent: Path, used: set[Path]) -> list[Entry]:
         except (OSError, ValueError):
             about = "incomplete package set (no openpbs-source.json)"
         built_on = path.name.split("-", 1)[1] if "-" in path.name else ""
+        fake = openpbs_source.not_packages(path)
+        if fake:
+            about += f"; not packages: {', '.join(fake)} (cached before they were checked; it cannot install)"
         if path in used:
             status = "in use"
+        elif fake:
+            status = "stale"  # issue #34: a zip or folder of zero-byte .debs used to be cached as a version
         elif "-builder-" in built_on and built_on not in builders:
             status = "stale"  # the same source would be built again on the current builder layer
         else:

@@ -145,10 +145,32 @@ def _archive_is_source(path: Path) -> bool:
 _MAGIC = {".deb": b"!<arch>\n", ".rpm": b"\xed\xab\xee\xdb"}
 
 
+def _not_packages(heads: dict[str, bytes]) -> list[str]:
+    """The package files (name -> its first bytes) that are not packages."""
+    return [name for name, head in sorted(heads.items()) if not head.startswith(_MAGIC[Path(name).suffix])]
+
+
+def _folder_heads(folder: Path) -> dict[str, bytes]:
+    heads = {}
+    for file, _version in package_files(sorted(p.name for p in folder.iterdir())).values():
+        try:
+            with (folder / file).open("rb") as f:
+                heads[file] = f.read(8)
+        except OSError:
+            heads[file] = b""  # unreadable: not a package anyone can install
+    return heads
+
+
+def not_packages(folder: Path) -> list[str]:
+    """The OpenPBS package files in `folder` that are not packages (empty, or not a .deb/.rpm inside): a set
+    cached before pbs-harness checked them (`pbs-harness cache` calls it stale, so that --prune removes it)."""
+    return _not_packages(_folder_heads(folder))
+
+
 def _check_package_heads(where: Path, heads: dict[str, bytes]) -> None:
     """Each package file (name -> its first bytes) is a package: a folder or zip of zero-byte
     openpbs-*.deb files used to be taken, and cached as that OpenPBS version."""
-    bad = [name for name, head in sorted(heads.items()) if not head.startswith(_MAGIC[Path(name).suffix])]
+    bad = _not_packages(heads)
     if bad:
         raise PreconditionError(
             f"--openpbs {where}: {', '.join(bad)} {'is not a package' if len(bad) == 1 else 'are not packages'} "
@@ -173,11 +195,7 @@ def judge(path: Path) -> Source:
             return Source(path, "tree", sha256_tree(path), tree_commit(path))
         found = package_files(sorted(p.name for p in path.iterdir()))
         if {"openpbs-server", "openpbs-execution"} <= set(found):
-            heads = {}
-            for file, _version in found.values():
-                with (path / file).open("rb") as f:
-                    heads[file] = f.read(8)
-            _check_package_heads(path, heads)
+            _check_package_heads(path, _folder_heads(path))
             return Source(path, "packages", sha256_tree(path))
         raise PreconditionError(
             f"--openpbs {path} is a folder with neither an OpenPBS source tree (configure.ac) nor OpenPBS packages "

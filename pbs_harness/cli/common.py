@@ -8,6 +8,7 @@ import ipaddress
 import math
 import os
 import re
+import tempfile
 import time
 from pathlib import Path
 
@@ -166,3 +167,18 @@ def tags(text: str) -> str:
     if unknown:
         raise argparse.ArgumentTypeError(f"unknown tag(s) {', '.join(unknown)}: use {', '.join(sorted(known))}")
     return text
+
+
+def cannot_write(folder: Path) -> str | None:
+    """Why no file can be made in `folder`, or None. A file is made and removed: os.access alone says yes to
+    root on a read-only mount or in /proc or /sys, where the report's first write then failed with a raw
+    [Errno ...] after the results were read (issue #34)."""
+    if not os.access(folder, os.W_OK | os.X_OK):
+        return "this user may not write it"
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".pbs-harness-write-check.", dir=folder)
+    except OSError as exc:
+        return f"a file cannot be made in it: {exc.strerror}"
+    os.close(fd)
+    os.unlink(probe)
+    return None

@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 
 from pbs_harness import errors
-from pbs_harness.cli.common import progress
+from pbs_harness.cli.common import cannot_write, progress
 from pbs_harness.errors import PreconditionError, UsageError
 
 COMPARE_FILES = ("compare.md", "compare.html")
@@ -42,8 +42,9 @@ def _out_folder(arg: str | None, default: str, names: tuple[str, ...]) -> Path:
         if others:
             shown = ", ".join(others[:5]) + (f" and {len(others) - 5} more" if len(others) > 5 else "")
             raise PreconditionError(f"output folder {out} holds other files ({shown}): nothing was written", hint)
-        if not os.access(out, os.W_OK | os.X_OK):
-            raise PreconditionError(f"output folder {out} is not writable", hint)
+        why = cannot_write(out)
+        if why:
+            raise PreconditionError(f"output folder {out} is not writable ({why})", hint)
         return out
     parent = next(p for p in out.absolute().parents if p.exists())
     if not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):

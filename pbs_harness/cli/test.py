@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from pbs_harness import errors, shell
-from pbs_harness.cli.common import progress, use_state_dir
+from pbs_harness.cli.common import cannot_write, progress, use_state_dir
 from pbs_harness.errors import PreconditionError, UsageError
 
 
@@ -238,8 +238,9 @@ def _output_dir(arg: str) -> Path:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise PreconditionError(f"cannot create report folder {out}: {exc.strerror}", hint) from exc
-    if not os.access(out, os.W_OK | os.X_OK):
-        raise PreconditionError(f"report folder {out} is not writable", hint)
+    why = cannot_write(out)
+    if why:
+        raise PreconditionError(f"report folder {out} is not writable ({why})", hint)
     return out
 
 

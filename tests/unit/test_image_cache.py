@@ -88,3 +88,35 @@ def test_current_stale_in_use_and_kept(cache: Path, monkeypatch: pytest.MonkeyPa
 def test_an_empty_cache_has_nothing(cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(registry, "known", list)
     assert image_cache.entries() == []
+
+
+def test_a_fake_package_set_cached_before_the_check_is_stale_and_pruned(
+    cache: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue #34: a zip of zero-byte openpbs-*.deb files used to be cached as "OpenPBS 23.06.06", and
+    `cache --prune` kept it. A set like that, already in a cache, is stale (it can never install), and
+    `pbs-harness cache --prune` removes it; a real set beside it (ar archives) is kept. The sets are
+    written here as the cache holds them; the command is the real CLI (root faked)."""
+    from pbs_harness import cli
+
+    fake = package_dir(cache, "eeee-zip")
+    real = package_dir(cache, "ffff-zip")
+    for kind in ("server", "execution", "client"):
+        name = f"openpbs-{kind}_23.06.06-1_amd64.deb"
+        (fake / name).write_bytes(b"")
+        (real / name).write_bytes(b"!<arch>\ndebian-binary")
+    monkeypatch.setattr(registry, "known", list)
+    monkeypatch.setattr("os.geteuid", lambda: 0)
+
+    assert cli.main(["cache"]) == 0
+    listed = capsys.readouterr().out
+    assert "eeee-zip" in listed, listed
+    assert "not packages: openpbs-client_23.06.06-1_amd64.deb" in listed, listed
+    assert "1 stale" in listed, listed
+
+    assert cli.main(["cache", "--prune"]) == 0
+    assert "removed 1 stale" in capsys.readouterr().out
+    assert not fake.exists()
+    assert not (cache / "packages" / "eeee-zip.build.log").exists()
+    assert real.is_dir()
+    assert statuses(image_cache.entries()) == {"ffff-zip": "kept"}
