@@ -380,6 +380,42 @@ def _derive(layer: Layer, progress: Progress) -> None:
     shutil.rmtree(work_root)
 
 
+@contextlib.contextmanager
+def cache_lock(path: Path) -> Iterator[None]:
+    """One maker of the cache entry `path` on this machine (a lock file beside it); a second one waits,
+    then finds the entry made. For entries made in a builder container (package sets, mutant build trees)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with (path.parent / f".{path.name}.lock").open("w") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        yield
+
+
+def run_in_layer(
+    layer: Layer,
+    work_root: Path,
+    command: list[str],
+    *,
+    machine: str,
+    log: Path,
+    timeout: float,
+    binds: dict[Path, str] | None = None,
+    ro: frozenset[Path] | set[Path] = frozenset(),
+    prepare: Callable[[Path], None] | None = None,
+) -> int:
+    """`command` in a container of `layer` (no network), on an overlay under `work_root` that is unmounted
+    after; `prepare(root)` may write into the container's root first. Output appended to `log`; the exit code."""
+    with overlay(layer.lowerdirs(), work_root) as merged:
+        if prepare:
+            prepare(merged)
+        argv = [*run_argv(merged, binds=binds, ro=ro), *command]
+        return nspawn.run(machine, argv, log, timeout=timeout)
+
+
+def log_tail(log: Path, lines: int) -> str:
+    """The last `lines` lines of a build log, for the error that names it."""
+    return "\n".join(log.read_text(errors="replace").strip().splitlines()[-lines:])
+
+
 def run_argv(
     root: Path,
     *,

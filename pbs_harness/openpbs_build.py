@@ -13,19 +13,17 @@ A second run with the same source and image finds them there and builds nothing.
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import json
 import os
 import shutil
 import tarfile
 import time
 import zipfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from pbs_harness import images, nspawn, safetar, shell
+from pbs_harness import images, safetar, shell
 from pbs_harness.errors import HarnessError, PreconditionError
 from pbs_harness.openpbs_source import BUILD_SCRIPT, KINDS, PROVENANCE_FILE, Provenance, Source, package_files
 
@@ -141,14 +139,6 @@ def _save(folder: Path, provenance: Provenance) -> PackageSet:
     return PackageSet(folder, provenance)
 
 
-@contextlib.contextmanager
-def _locked(folder: Path) -> Iterator[None]:
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    with (folder.parent / f".{folder.name}.lock").open("w") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)
-        yield
-
-
 def ensure(source: Source, dist: images.Distribution, progress: Progress) -> PackageSet:
     """The packages of `source` for hosts of `dist`: from the cache, unpacked, or built."""
     if source.form == "packages":
@@ -159,7 +149,7 @@ def ensure(source: Source, dist: images.Distribution, progress: Progress) -> Pac
     if cached:
         progress(f"OpenPBS {cached.version} packages of {source.path.name}: cached in {folder}")
         return cached
-    with _locked(folder):
+    with images.cache_lock(folder):
         cached = _load(folder)
         if cached:
             return cached
@@ -221,17 +211,23 @@ def _build(source: Source, layer: images.Layer, folder: Path, progress: Progress
         )
         start = time.monotonic()
         compilers = _compilers(work / "compilers")
-        with images.overlay(layer.lowerdirs(), work / "root") as merged:
-            (merged / "root/.rpmmacros").write_text(RPM_MACROS)
-            # /src, not /src/packages: the script removes and remakes /src/packages.
-            binds = {tree: "/pbssrc", out: "/src", compilers: "/usr/local/bin"}
+        rc = images.run_in_layer(
+            layer,
+            work / "root",
             # The script itself, so that its shebang's `bash -xe` stops it at the first error.
-            argv = [*images.run_argv(merged, binds=binds, ro={tree, compilers}), f"/pbssrc/{BUILD_SCRIPT}"]
-            rc = nspawn.run(f"build-{source.sha256[:12]}", argv, log, timeout=BUILD_TIMEOUT)
+            [f"/pbssrc/{BUILD_SCRIPT}"],
+            machine=f"build-{source.sha256[:12]}",
+            log=log,
+            timeout=BUILD_TIMEOUT,
+            # /src, not /src/packages: the script removes and remakes /src/packages.
+            binds={tree: "/pbssrc", out: "/src", compilers: "/usr/local/bin"},
+            ro={tree, compilers},
+            prepare=lambda root: (root / "root/.rpmmacros").write_text(RPM_MACROS),
+        )
         if rc != 0:
-            tail = "\n".join(log.read_text(errors="replace").strip().splitlines()[-15:])
             raise BuildFailed(
-                f"the OpenPBS package build of {source.path.name} failed (rc={rc}); the end of {log}:\n{tail}",
+                f"the OpenPBS package build of {source.path.name} failed (rc={rc}); the end of {log}:\n"
+                f"{images.log_tail(log, 15)}",
                 "read the log; a source that does not build on this image may need another (--image)",
             )
         debs = sorted((out / "packages").glob("*.deb"))

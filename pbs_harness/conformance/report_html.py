@@ -8,7 +8,6 @@ guards, differences). Tables have fixed column widths and long values wrap, so t
 from __future__ import annotations
 
 import html
-import os
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +15,7 @@ from pbs_harness.conformance import headline
 from pbs_harness.conformance import report_text as text
 from pbs_harness.conformance.catalogue import Catalogue
 from pbs_harness.conformance.history import Trend
+from pbs_harness.conformance.results import evidence_href
 from pbs_harness.conformance.verdict import InterfaceResult, Verdict, counts
 
 COLOURS = {
@@ -155,16 +155,6 @@ def _test_link(test: dict[str, Any], base: Path) -> str:
     words = e(test["nodeid"].split("::", 1)[-1]) + (f" on {e(test['cluster'])}" if test.get("cluster") else "")
     href = evidence_href(test, base)
     return words + (f" (<a href='{e(href)}'>evidence</a>)" if href else "")
-
-
-def evidence_href(test: dict[str, Any], base: Path) -> str:
-    """The link to a test's evidence folder from the report in `base` (its index.html when it has one)."""
-    where = test.get("evidence")
-    if not where:
-        return ""
-    folder = Path(where) if Path(where).is_absolute() else base / where
-    rel = os.path.relpath(folder, base)
-    return f"{rel}/index.html" if (folder / "index.html").exists() else rel
 
 
 def _provenance_html(h: dict[str, Any]) -> list[str]:

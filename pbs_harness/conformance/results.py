@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,17 @@ def load(path: Path) -> dict[str, Any]:
         if test.get("evidence") and not Path(test["evidence"]).is_absolute():
             test["evidence"] = str(path.parent / test["evidence"])
     return data
+
+
+def evidence_href(test: dict[str, Any], base: Path) -> str:
+    """The link to a test's evidence folder from a page in `base` (its index.html when it has one); "" when
+    the test kept none. Shared by the conformance report and the run timeline, so both link alike."""
+    where = test.get("evidence")
+    if not where:
+        return ""
+    folder = Path(where) if Path(where).is_absolute() else base / where
+    rel = os.path.relpath(folder, base)
+    return f"{rel}/index.html" if (folder / "index.html").exists() else rel
 
 
 # The schema of a results file, as the recorder writes it (pbs_harness.conformance.recorder.write_results):

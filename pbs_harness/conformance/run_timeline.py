@@ -9,10 +9,11 @@ them); a results file of an older harness has no times, and the page says so.
 from __future__ import annotations
 
 import html
-import os
 from datetime import datetime
 from pathlib import Path
 from typing import Any
+
+from pbs_harness.conformance.results import evidence_href
 
 OUTCOME_COLOURS = {
     "passed": "#2da44e",
@@ -86,7 +87,7 @@ def svg(results: dict[str, Any], base: Path) -> str:
                 f"height='{LANE - 14}' fill='{colour}' stroke='#fff' stroke-width='0.5'>"
                 f"<title>{e(title)}</title></rect>"
             )
-            href = _evidence(test, base)
+            href = evidence_href(test, base)
             parts.append(f"<a href='{e(href)}'>{bar}</a>" if href else bar)
             for fault in test.get("faults", []):
                 began = _when(fault.get("started"))
@@ -100,15 +101,6 @@ def svg(results: dict[str, Any], base: Path) -> str:
                 )
     parts.append("</svg>")
     return "".join(parts)
-
-
-def _evidence(test: dict[str, Any], base: Path) -> str:
-    where = test.get("evidence")
-    if not where:
-        return ""
-    folder = Path(where) if Path(where).is_absolute() else base / where
-    rel = os.path.relpath(folder, base)
-    return f"{rel}/index.html" if (folder / "index.html").exists() else rel
 
 
 def write(path: Path, results: dict[str, Any]) -> Path:

@@ -20,19 +20,17 @@ differ from the pristine stage: the daemon (or Python file) the patch changed, n
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import filecmp
 import json
 import shlex
 import shutil
 import tarfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from pbs_harness import images, nspawn, safetar
+from pbs_harness import images, safetar
 from pbs_harness.errors import HarnessError, PreconditionError
 from pbs_harness.openpbs_source import Source
 
@@ -83,13 +81,8 @@ def tree_path(source: Source, layer: images.Layer) -> Path:
     return images.cache_dir() / "mutants" / f"{source.sha256[:16]}-{layer.name}"
 
 
-@contextlib.contextmanager
-def locked(path: Path) -> Iterator[None]:
-    """One user of a build tree at a time (a second bench waits)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with (path.parent / f".{path.name}.lock").open("w") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)
-        yield
+# One user of a build tree at a time (a second bench waits).
+locked = images.cache_lock
 
 
 def _run(tree: Path, layer: images.Layer, script: str, log: Path, timeout: float) -> int:
@@ -97,15 +90,17 @@ def _run(tree: Path, layer: images.Layer, script: str, log: Path, timeout: float
     work = tree.parent / f".{tree.name}.run"
     shutil.rmtree(work, ignore_errors=True)
     try:
-        with images.overlay(layer.lowerdirs(), work) as merged:
-            argv = [*images.run_argv(merged, binds={tree: str(INSIDE)}), "/bin/sh", "-c", script]
-            return nspawn.run(f"mutbuild-{tree.name[:12]}", argv, log, timeout=timeout)
+        return images.run_in_layer(
+            layer,
+            work,
+            ["/bin/sh", "-c", script],
+            machine=f"mutbuild-{tree.name[:12]}",
+            log=log,
+            timeout=timeout,
+            binds={tree: str(INSIDE)},
+        )
     finally:
         shutil.rmtree(work, ignore_errors=True)
-
-
-def _tail(log: Path, n: int = 20) -> str:
-    return "\n".join(log.read_text(errors="replace").strip().splitlines()[-n:])
 
 
 def ensure(source: Source, version: str, dist: images.Distribution, progress: Progress) -> BuildTree:
@@ -142,7 +137,8 @@ def ensure(source: Source, version: str, dist: images.Distribution, progress: Pr
     rc = _run(path, layer, script, log, BUILD_TIMEOUT)
     if rc != 0:
         raise BuildFailed(
-            f"the build tree of {source.path.name} failed (rc={rc}); the end of {log}:\n{_tail(log)}", "read the log"
+            f"the build tree of {source.path.name} failed (rc={rc}); the end of {log}:\n{images.log_tail(log, 20)}",
+            "read the log",
         )
     data = {"format": FORMAT, "source": source.path.name, "sha256": source.sha256, "version": version,
             "layer": layer.name, "configure": [f"PBS_VERSION={version}", *CONFIGURE], "cflags": CFLAGS}  # fmt: skip
@@ -198,7 +194,8 @@ def rebuild(tree: BuildTree, dist: images.Distribution, files: list[str], progre
     rc = _run(tree.path, layer, f"set -ex; {steps}", log, REBUILD_TIMEOUT)
     if rc != 0:
         raise BuildFailed(
-            f"rebuilding {', '.join(dirs)} with the mutant failed (rc={rc}); the end of {log}:\n{_tail(log)}",
+            f"rebuilding {', '.join(dirs)} with the mutant failed (rc={rc}); the end of {log}:\n"
+            f"{images.log_tail(log, 20)}",
             "the patch must compile against this source",
         )
     changed = changed_files(tree.pristine, tree.mutant)

@@ -7,13 +7,9 @@ prints a listing the test wrote, so that inventory shapes are judged without Ans
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import socket
 import sys
-import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -46,34 +42,14 @@ def assert_refused(rc: int, out: str, code: int, *needles: str) -> None:
         assert "fix:" in out, out
 
 
-@contextlib.contextmanager
-def ssh_greeting_port() -> Iterator[int]:
-    """A loopback port whose server sends each connection an SSH greeting line, then says nothing more: it
-    passes the reachability probe (which reads the greeting) and never lets an SSH login finish."""
-    server = socket.create_server(("127.0.0.1", 0), backlog=64)
-    server.settimeout(0.1)
-    stop = threading.Event()
-    held: list[socket.socket] = []
+def tripwire(what: str):
+    """A stand-in for a step a refused command must never reach (a playbook run, a cluster up, a build): it
+    fails the test, naming `what`."""
 
-    def serve() -> None:
-        while not stop.is_set():
-            try:
-                conn, _ = server.accept()
-            except TimeoutError:
-                continue
-            conn.sendall(b"SSH-2.0-OpenSSH_9.2p1 test\r\n")
-            held.append(conn)
+    def fail(*_: object, **__: object) -> None:
+        raise AssertionError(f"the refused command went on to {what}")
 
-    thread = threading.Thread(target=serve, daemon=True)
-    thread.start()
-    try:
-        yield server.getsockname()[1]
-    finally:
-        stop.set()
-        thread.join()
-        for conn in held:
-            conn.close()
-        server.close()
+    return fail
 
 
 def snapshot(folder: Path) -> dict[str, tuple[bytes, int]]:

@@ -28,17 +28,11 @@ from tests.unit.badinput import (
     listing,
     run_cli,
     snapshot,
-    ssh_greeting_port,
+    tripwire,
 )
+from tests.unit.loopback import loopback_port
 
 USAGE, PRECONDITION = errors.EXIT_USAGE, errors.EXIT_PRECONDITION
-
-
-def tripwire(what: str):
-    def fail(*_: object, **__: object) -> None:
-        raise AssertionError(f"the refused command went on to {what}")
-
-    return fail
 
 
 def write_state(state_dir: Path, subnet: str = "10.72.0.0/24", hosts: int = 3) -> None:
@@ -303,7 +297,7 @@ def test_ansible_playbook_missing_keeps_the_last_deploy_log(
 ) -> None:
     """FAKE ansible-inventory output (a one-host cluster answering on a loopback port this test
     listens on and greets as an SSH server does), and ansible-playbook resolved to a path where no program is."""
-    with ssh_greeting_port() as port:
+    with loopback_port("ssh") as port:
         data = listing(server=["s1"], moms=["s1"], hostvars={"s1": {"ansible_port": port}})
         hosts = fake_ansible_inventory(monkeypatch, tmp_root.parent, data)
         monkeypatch.setattr(deploy, "_ansible_bin", lambda name: str(tmp_root / "bin" / name))
@@ -371,6 +365,25 @@ def test_report_out_unusable(out_dir: str, says: str, tmp_root: Path, capsys: py
     assert snapshot(tmp_root / "reports") == kept
     if out_dir.endswith("notes.txt"):
         assert Path(out_dir).read_text() == "kept\n"
+
+
+@pytest.mark.parametrize("out_dir", ["/proc", "/sys"])
+def test_report_out_an_existing_folder_no_file_can_be_made_in(
+    out_dir: str, tmp_root: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An unwritable --out (issue #34): a folder that exists, where even root makes no file (the kernel's own
+    file systems; a read-only mount is the same case). os.access says yes to root there, and the report's
+    first write used to fail with a raw `[Errno 2]`/`[Errno 13]` after the results were read. Now it is
+    refused with the README's code 3 before the results are even read (tripwire)."""
+    from pbs_harness.conformance import results
+
+    monkeypatch.setattr(results, "load", tripwire("read the results"))
+    kept = snapshot(tmp_root / "reports")
+    rc, out = run_cli(["report", "--out", out_dir], capsys)
+    says = f"report folder {out_dir} is not writable"
+    assert_refused(rc, out, PRECONDITION, says, "fix: give --out a folder this user can write")
+    assert "[Errno" not in out
+    assert snapshot(tmp_root / "reports") == kept
 
 
 def test_report_without_any_results_says_so(tmp_root: Path, capsys: pytest.CaptureFixture[str]) -> None:

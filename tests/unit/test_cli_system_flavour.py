@@ -16,19 +16,12 @@ import pytest
 
 from pbs_harness import errors, images, openpbs_build
 from pbs_harness.localcluster import provider
-from tests.unit.badinput import assert_refused, run_cli, snapshot
+from tests.unit.badinput import assert_refused, run_cli, snapshot, tripwire
 
 # FAKE package files: the first bytes of a .deb (an ar archive), which --openpbs checks; nothing more.
 FAKE_DEB = b"!<arch>\n"
 
 USAGE, PRECONDITION = errors.EXIT_USAGE, errors.EXIT_PRECONDITION
-
-
-def tripwire(what: str):
-    def fail(*_: object, **__: object) -> None:
-        raise AssertionError(f"the refused command went on to {what}")
-
-    return fail
 
 
 @pytest.fixture

@@ -10,8 +10,6 @@ test writes a sparse file (its size is real, its bytes are not read).
 
 from __future__ import annotations
 
-import socket
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,16 +17,10 @@ import pytest
 
 from pbs_harness import deploy, errors, precheck, reachability
 from pbs_harness.localcluster import provider
-from tests.unit.badinput import CLOSED, ROOT, assert_refused, run_cli, snapshot, write_yaml_inventory
+from tests.unit.badinput import CLOSED, ROOT, assert_refused, run_cli, snapshot, tripwire, write_yaml_inventory
+from tests.unit.loopback import loopback_port
 
 USAGE, PRECONDITION, UNREACHABLE = errors.EXIT_USAGE, errors.EXIT_PRECONDITION, errors.EXIT_UNREACHABLE
-
-
-def tripwire(what: str):
-    def fail(*_: object, **__: object) -> None:
-        raise AssertionError(f"the refused command went on to {what}")
-
-    return fail
 
 
 @pytest.fixture
@@ -135,44 +127,9 @@ def test_up_with_an_inventory_is_refused(
 # --- a port that is open but is not SSH --------------------------------------------------------------
 
 
-def _serve(behaviour: str) -> Iterator[int]:
-    server = socket.create_server(("127.0.0.1", 0), backlog=64)
-    server.settimeout(0.1)
-    stop = threading.Event()
-    held: list[socket.socket] = []
-
-    def serve() -> None:
-        while not stop.is_set():
-            try:
-                conn, _ = server.accept()
-            except TimeoutError:
-                continue
-            if behaviour == "close":
-                conn.close()
-                continue
-            if behaviour == "http":
-                conn.sendall(b"HTTP/1.1 400 Bad Request\r\n\r\n")
-                conn.close()
-                continue
-            if behaviour == "ssh":
-                conn.sendall(b"SSH-2.0-OpenSSH_9.2p1\r\n")
-            held.append(conn)  # "silent" and "ssh": kept open, nothing more said
-
-    thread = threading.Thread(target=serve, daemon=True)
-    thread.start()
-    try:
-        yield server.getsockname()[1]
-    finally:
-        stop.set()
-        thread.join()
-        for conn in held:
-            conn.close()
-        server.close()
-
-
 @pytest.fixture(params=["close", "silent", "http"])
 def not_ssh(request: pytest.FixtureRequest) -> Iterator[tuple[str, int]]:
-    for port in _serve(request.param):
+    with loopback_port(request.param) as port:
         yield request.param, port
 
 
@@ -188,7 +145,7 @@ def test_a_port_that_is_open_but_not_ssh_fails_the_probe(not_ssh: tuple[str, int
 
 
 def test_an_ssh_greeting_passes_the_probe() -> None:
-    for port in _serve("ssh"):
+    with loopback_port("ssh") as port:
         assert reachability.probe({"m1": ("127.0.0.1", port)}, within=2) == {}
 
 

@@ -161,7 +161,7 @@ def test_a_cached_build_is_used_without_building(tmp_path: Path, cache: Path, mo
     )
     recorded = Provenance("archive", "openpbs-x.tar.gz", source.sha256, "ab" * 20, VERSION, {"server": "s"}, layer.name)
     (folder / PROVENANCE_FILE).write_text(json.dumps(recorded.to_json()))
-    for module, name in ((openpbs_build, "_build"), (images, "ensure"), (nspawn, "run"), (openpbs_build, "_locked")):
+    for module, name in ((openpbs_build, "_build"), (images, "ensure"), (nspawn, "run"), (images, "cache_lock")):
         monkeypatch.setattr(module, name, tripwire(f"{module.__name__}.{name}"))
     said: list[str] = []
     packages = openpbs_build.ensure(source, DIST, said.append)

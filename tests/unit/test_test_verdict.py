@@ -29,6 +29,7 @@ from pbs_harness import errors, precheck, testrun
 from pbs_harness.availability import unreachable_reason
 from pbs_harness.inventory import Inventory, InventoryHost
 from tests.unit.badinput import ROOT, assert_refused, fake_ansible_inventory, host_vars, listing, run_cli, snapshot
+from tests.unit.loopback import loopback_port
 
 
 def results(*outcomes: str, reason: str = "Skipped: needs 3 moms, the cluster has 2") -> dict:
@@ -100,28 +101,8 @@ def silent_port() -> Iterator[int]:
 def greeting_port() -> Iterator[int]:
     """A loopback port whose server sends each connection an SSH greeting line and then says nothing more:
     it passes the reachability probe (which reads the greeting), so that the test reaches the next step."""
-    server = socket.create_server(("127.0.0.1", 0), backlog=512)
-    server.settimeout(0.2)
-    stop = threading.Event()
-    held: list[socket.socket] = []
-
-    def serve() -> None:
-        while not stop.is_set():
-            try:
-                conn, _ = server.accept()
-            except TimeoutError:
-                continue
-            conn.sendall(b"SSH-2.0-OpenSSH_9.2p1 test\r\n")
-            held.append(conn)
-
-    thread = threading.Thread(target=serve, daemon=True)
-    thread.start()
-    yield server.getsockname()[1]
-    stop.set()
-    thread.join()
-    for conn in held:
-        conn.close()
-    server.close()
+    with loopback_port("ssh") as port:
+        yield port
 
 
 def vm_inventory(monkeypatch: pytest.MonkeyPatch, tmp: Path, port: int, *, moms: int = 2) -> Path:
@@ -186,24 +167,8 @@ def test_silent_ssh_on_many_hosts_is_bounded(silent_port: int, caplog: pytest.Lo
 @pytest.fixture
 def rude_port() -> Iterator[int]:
     """A loopback port whose server accepts each connection and closes it at once (no SSH banner)."""
-    server = socket.create_server(("127.0.0.1", 0))
-    server.settimeout(0.2)
-    stop = threading.Event()
-
-    def serve() -> None:
-        while not stop.is_set():
-            try:
-                conn, _ = server.accept()
-            except TimeoutError:
-                continue
-            conn.close()
-
-    thread = threading.Thread(target=serve, daemon=True)
-    thread.start()
-    yield server.getsockname()[1]
-    stop.set()
-    thread.join()
-    server.close()
+    with loopback_port("close") as port:
+        yield port
 
 
 def test_ssh_refused_through_the_command_prints_no_traceback(tmp_root: Path, rude_port: int) -> None:
