@@ -10,6 +10,7 @@ one down) is a tripwire that fails the test. The signal tests FAKE the pytest ch
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -100,6 +101,24 @@ def test_tags_help_lists_every_tag_deploy_takes(capsys: pytest.CaptureFixture[st
     assert rc == 0
     flat = " ".join(out.split())
     assert ", ".join(sorted(known_tags(ROOT))) in flat
+
+
+@pytest.mark.parametrize("verb", ["up", "deploy"])
+def test_the_readme_cli_block_lists_every_option(verb: str) -> None:
+    """#34's done-when: the README's CLI block lists every option of `up` (it lacked --flavour, --image and
+    --openpbs, later --idempotence); deploy's too. Read from the real parser, so a new option fails here until
+    the README names it."""
+    from pbs_harness import cli
+
+    parser = cli.build_parser()
+    sub = next(a for a in parser._actions if a.dest == "command")  # argparse keeps its verbs nowhere public
+    block = (ROOT / "README.md").read_text()
+    missing = []
+    for action in sub.choices[verb]._actions:
+        names = [o for o in action.option_strings if o != "-h"]
+        if names and not any(re.search(rf"(?<![\w-]){re.escape(o)}(?![\w-])", block) for o in names):
+            missing.append(names[-1])
+    assert not missing, f"README's CLI block does not list {verb}'s {', '.join(missing)}"
 
 
 @pytest.mark.parametrize(
