@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import threading
 from collections.abc import Callable
 
@@ -124,14 +125,19 @@ def cmd_up(args: argparse.Namespace) -> int:
 
 def deploy_fleet(args: argparse.Namespace, clusters: list[tuple[str, str | None]]) -> int:
     """Deploy every cluster (name, inventory) at once: most of a deploy waits on SSH round trips.
-    Returns the first failed cluster's code."""
+    Where the hosts share this machine's /etc (namespace hosts), the first cluster deploys alone, then
+    the others at once. Returns the first failed cluster's code; the closing line repeats each failed
+    cluster's reasons, since a log's tail (CI keeps only that) is where a reader looks."""
     from pbs_harness import project
     from pbs_harness.errors import HarnessError
 
     codes: dict[str, int] = {}
+    reasons: dict[str, list[str]] = {}
 
     def one(name: str, inventory: str | None) -> None:
         def say(text: str) -> None:
+            if is_failure_line(text):
+                reasons.setdefault(name, []).append(text.strip())
             progress(f"[{name}] {text}")
 
         try:
@@ -140,7 +146,14 @@ def deploy_fleet(args: argparse.Namespace, clusters: list[tuple[str, str | None]
             say(f"error: {exc}")
             codes[name] = exc.exit_code
 
-    threads = [threading.Thread(target=one, args=pair, daemon=True) for pair in clusters]
+    rest = list(clusters)
+    if len(rest) > 1 and shares_etc(rest[0][1]):
+        # Every cluster's playbook would create the same accounts in the one /etc/passwd at once, and
+        # useradd refuses while another holds its lock (throttle orders one playbook's hosts, not
+        # several playbooks). The first cluster makes them; the others then find them made.
+        progress(f"the hosts share this machine's /etc: {rest[0][0]} deploys first, then the other {len(rest) - 1}")
+        one(*rest.pop(0))
+    threads = [threading.Thread(target=one, args=pair, daemon=True) for pair in rest]
     for thread in threads:
         thread.start()
     for thread in threads:
@@ -148,6 +161,34 @@ def deploy_fleet(args: argparse.Namespace, clusters: list[tuple[str, str | None]
     failed = {name: code for name, code in codes.items() if code != errors.EXIT_OK}
     if failed:
         progress("deploy failed on: " + ", ".join(f"{name} (exit {code})" for name, code in failed.items()))
+        for name in failed:
+            for line in reasons.get(name, ["no failure line was printed: see its log under reports/deploy/"])[-6:]:
+                progress(f"  {name}: {line[:400]}")
         return next(iter(failed.values()))
     progress(f"{len(clusters)} clusters deployed and verified: " + ", ".join(name for name, _ in clusters))
     return errors.EXIT_OK
+
+
+# What a cluster's deploy says when it fails: ansible's failed tasks (run_playbook passes them on), the
+# harness's errors, the idempotence gate's changed hosts and verdict, verify's verdict.
+FAILURE_LINE = re.compile(
+    r"^\s*(fatal:|failed:|\[ERROR\]:|error:|idempotence gate(?: FAILED|: \S+ changed=)|verify: checks failed)"
+    r"|UNREACHABLE!"
+)
+
+
+def is_failure_line(text: str) -> bool:
+    return bool(FAILURE_LINE.search(text))
+
+
+def shares_etc(inventory: str | None) -> bool:
+    """Whether the inventory's hosts share this machine's /etc (the role's openpbs_common_shared_etc)."""
+    from pbs_harness import inventory as inventories
+    from pbs_harness import project
+    from pbs_harness.errors import HarnessError
+
+    try:
+        inv = inventories.load(project.inventory_path(inventory))
+    except HarnessError:
+        return False  # deploy_cluster reports a bad inventory itself
+    return inv.var("openpbs_common_shared_etc", False) is True

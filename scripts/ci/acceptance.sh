@@ -37,9 +37,12 @@ foreign=$(.venv/bin/python -c 'from pbs_harness.localcluster import registry; pr
 [ "$foreign" = 0 ] || echo "acceptance: $foreign other local cluster(s) on this machine are left alone (pbs-harness status)"
 echo "acceptance: local clusters $prefix.. ($PBS_HARNESS_STATE_DIR): make acceptance ${make_args[*]}"
 rm -f reports/junit.xml
-trap '"$harness" down || true' EXIT
 rc=0
-make acceptance "${make_args[@]}" || rc=$?
+# make's output is kept too: when the job fails, its last lines say why, after the teardown's lines (CI
+# keeps only a log's tail). pipefail: the pipeline's status is make's.
+output=$(mktemp)
+trap '"$harness" down || true; rm -f "$output"' EXIT
+make acceptance "${make_args[@]}" 2>&1 | tee "$output" || rc=$?
 if [ "${CI_VM_JOB_CHECK:-1}" = 1 ] && [ -f "$PBS_HARNESS_STATE_DIR/inventory/hosts.yml" ]; then
   # The VM-cluster job's script, for real: the first cluster as if it were VMs (its written inventory, key
   # and pinned host keys as the job's secrets). Its reports go to reports/vm-job/; the acceptance run's
@@ -63,9 +66,14 @@ if [ "${CI_VM_JOB_CHECK:-1}" = 1 ] && [ -f "$PBS_HARNESS_STATE_DIR/inventory/hos
   [ "$vm_rc" = 0 ] || { echo "acceptance: the VM-cluster job's scripts failed (exit $vm_rc)"; [ "$rc" != 0 ] || rc=$vm_rc; }
 fi
 "$harness" down
-trap - EXIT
+trap 'rm -f "$output"' EXIT
 # Never green having tested nothing: OpenPBS is here, so acceptance tests must have run.
 if ! .venv/bin/python .ci/summary.py --require-run reports/junit.xml; then
   [ "$rc" != 0 ] || rc=1
+fi
+if [ "$rc" != 0 ]; then
+  echo "acceptance: why it failed (exit $rc; the lines of make acceptance that say so):"
+  grep -E 'deploy failed on|^\[[0-9:]+\]   [^ ]+: |^(FAILED|ERROR) |^pbs-harness: (error|tests failed)|error: |FAIL — |exit [0-9]+ \(README' "$output" \
+    | tail -n 30 | sed 's/^/  /' || echo "  (none found: read the output above)"
 fi
 exit "$rc"
