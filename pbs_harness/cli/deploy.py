@@ -6,6 +6,7 @@ import argparse
 import os
 import re
 import threading
+import traceback
 from collections.abc import Callable
 
 from pbs_harness import errors
@@ -140,11 +141,20 @@ def deploy_fleet(args: argparse.Namespace, clusters: list[tuple[str, str | None]
                 reasons.setdefault(name, []).append(text.strip())
             progress(f"[{name}] {text}")
 
+        # Failed until it returns: a deploy that raised anything else (a bug of ours, an OSError) used to be
+        # missing from codes, so the fleet said it was deployed and verified.
+        codes[name] = errors.EXIT_FAILED
         try:
             codes[name] = deploy_cluster(args, inventory or str(project.inventory_path(None)), say=say, label=name)
         except HarnessError as exc:
-            say(f"error: {exc}")
+            # Line by line: the message, then its fix (the log's path), each a reason of its own, so that
+            # cutting a long message in the closing lines never cuts the log's path.
+            for line in [f"error: {exc.message}", *([f"fix: {exc.hint}"] if exc.hint else [])]:
+                say(line)
             codes[name] = exc.exit_code
+        except Exception as exc:  # noqa: BLE001 - a bug of ours: its traceback, and the cluster failed
+            traceback.print_exc()
+            say(f"error: the deploy stopped on an unexpected {type(exc).__name__}: {exc}")
 
     rest = list(clusters)
     if len(rest) > 1 and shares_etc(rest[0][1]):
@@ -172,7 +182,7 @@ def deploy_fleet(args: argparse.Namespace, clusters: list[tuple[str, str | None]
 # What a cluster's deploy says when it fails: ansible's failed tasks (run_playbook passes them on), the
 # harness's errors, the idempotence gate's changed hosts and verdict, verify's verdict.
 FAILURE_LINE = re.compile(
-    r"^\s*(fatal:|failed:|\[ERROR\]:|error:|idempotence gate(?: FAILED|: \S+ changed=)|verify: checks failed)"
+    r"^\s*(fatal:|failed:|\[ERROR\]:|error:|fix:|idempotence gate(?: FAILED|: \S+ changed=)|verify: checks failed)"
     r"|UNREACHABLE!"
 )
 

@@ -72,8 +72,7 @@ if ! .venv/bin/python .ci/summary.py --require-run reports/junit.xml; then
   [ "$rc" != 0 ] || rc=1
 fi
 if [ "$rc" != 0 ]; then
-  echo "acceptance: why it failed (exit $rc; the lines of make acceptance that say so):"
-  grep -E 'deploy failed on|^\[[0-9:]+\]   [^ ]+: |^(FAILED|ERROR) |^pbs-harness: (error|tests failed)|error: |FAIL — |exit [0-9]+ \(README' "$output" \
-    | tail -n 30 | sed 's/^/  /' || echo "  (none found: read the output above)"
+  echo "acceptance: why it failed (exit $rc; the lines of make acceptance that say so, the failed tests):"
+  .venv/bin/python .ci/summary.py --why "$output" reports/junit.xml
 fi
 exit "$rc"

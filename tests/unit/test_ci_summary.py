@@ -53,3 +53,42 @@ def test_xfails_written_as_passes_are_counted_apart(tmp_path: Path) -> None:
         '</testcase><testcase name="c"/></testsuite></testsuites>'
     )
     assert run(str(path)).stdout.strip() == "ci: 3 passed (1 of them xfailed: known OpenPBS bugs), 0 failed, 0 skipped"
+
+
+def test_why_names_the_failing_lines_and_tests_not_a_single_clusters_progress(tmp_path: Path) -> None:
+    """--why, at the end of a failed acceptance job: a single cluster's '[t]   task: ...' progress has the shape
+    of deploy_fleet's '[t]   NAME: reason' lines and used to fill the block."""
+    output = tmp_path / "make.out"
+    output.write_text(
+        "[05:29:54]   play: Preflight\n"
+        "[05:29:54]   task: openpbs_hooks : Hooks | Check the hook list\n"
+        "[05:29:55]   pbsh01       ok=3 changed=0 failed=0\n"
+        "[05:29:56] idempotence gate FAILED: a second deploy changed 1 host(s) (log: l)\n"
+        "[05:29:58] deploy failed on: ci4f85b (exit 1)\n"
+        "[05:29:58]   ci4f85b: failed: [ci4f85b02] (item=pbsuser1) => useradd: cannot lock /etc/passwd\n"
+        "[05:29:58] [ci4f85d]   task: openpbs_hooks : Hooks | Compile\n"
+        "acceptance: exit 1 (README, exit codes)\n"
+    )
+    report = tmp_path / "junit.xml"
+    report.write_text(
+        '<testsuites><testsuite name="pytest" tests="3" failures="1" errors="1" skipped="0">'
+        '<testcase classname="ptl_tests.test_a" name="test_ok"/>'
+        '<testcase classname="ptl_tests.test_a" name="test_bad"><failure message="m"/></testcase>'
+        '<testcase classname="ptl_tests.test_b" name="test_err"><error message="e"/></testcase>'
+        "</testsuite></testsuites>"
+    )
+    res = run("--why", str(output), str(report))
+    assert res.returncode == 0
+    assert res.stdout.splitlines() == [
+        "  [05:29:56] idempotence gate FAILED: a second deploy changed 1 host(s) (log: l)",
+        "  [05:29:58] deploy failed on: ci4f85b (exit 1)",
+        "  [05:29:58]   ci4f85b: failed: [ci4f85b02] (item=pbsuser1) => useradd: cannot lock /etc/passwd",
+        "  acceptance: exit 1 (README, exit codes)",
+        "  failed: ptl_tests.test_a::test_bad",
+        "  failed: ptl_tests.test_b::test_err",
+    ]
+
+
+def test_why_with_nothing_to_say(tmp_path: Path) -> None:
+    res = run("--why", str(tmp_path / "none.out"), str(tmp_path / "none.xml"))
+    assert res.stdout.strip() == "(no line of the output says so: read it above)"

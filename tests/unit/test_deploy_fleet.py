@@ -100,3 +100,32 @@ def test_shares_etc_reads_the_inventory(tmp_path):
     )
     assert deploy.shares_etc(str(inv)) is True
     assert deploy.shares_etc(str(tmp_path / "absent.yml")) is False
+
+
+def test_a_cluster_whose_deploy_crashed_is_a_failed_cluster(monkeypatch, capsys):
+    """A deploy raising something other than a HarnessError (a bug of ours) used to leave no code, and the
+    fleet said every cluster was deployed and verified."""
+
+    def fake(args, inventory, say=print, label=""):
+        if label == "b":
+            raise KeyError("recap")
+        return errors.EXIT_OK
+
+    monkeypatch.setattr(deploy, "deploy_cluster", fake)
+    monkeypatch.setattr(deploy, "shares_etc", lambda inventory: False)
+    assert deploy.deploy_fleet(argparse.Namespace(), CLUSTERS) == errors.EXIT_FAILED
+    out = capsys.readouterr().out
+    assert "deploy failed on: b (exit 1)" in out
+    assert "  b: error: the deploy stopped on an unexpected KeyError: 'recap'" in out
+    assert "deployed and verified" not in out
+
+
+def test_a_long_error_keeps_its_log_path_in_the_closing_lines(monkeypatch, capsys):
+    def fake(args, inventory, say=print, label=""):
+        raise errors.HarnessError("site.yml failed (rc=2) on: a01: " + "x" * 600, "full output: reports/deploy/a/x.log")
+
+    monkeypatch.setattr(deploy, "deploy_cluster", fake)
+    monkeypatch.setattr(deploy, "shares_etc", lambda inventory: False)
+    deploy.deploy_fleet(argparse.Namespace(), CLUSTERS[:1])
+    tail = capsys.readouterr().out.split("deploy failed on: a (exit 1)")[1]
+    assert "  a: fix: full output: reports/deploy/a/x.log" in tail
