@@ -13,7 +13,6 @@ What it does not: that a real VM loses its processes, that PBS sees the host go,
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -23,19 +22,7 @@ import yaml
 
 from pbs_harness import errors
 from pbs_harness.faults import Nemesis
-from tests.unit.cloudmoto import moto_server, use_moto
 from tests.unit.test_cloud_moto import ec2, up
-
-
-@pytest.fixture(scope="module")
-def moto() -> Iterator[str]:
-    with moto_server() as url:
-        yield url
-
-
-@pytest.fixture
-def cloud(moto: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
-    return use_moto(monkeypatch, moto, tmp_path / "cloud")
 
 
 class RecordingConnection:

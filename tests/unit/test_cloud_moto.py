@@ -19,7 +19,6 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -27,22 +26,10 @@ import yaml
 
 from pbs_harness import errors
 from tests.unit.badinput import assert_refused, run_cli
-from tests.unit.cloudmoto import moto_server, use_moto
 
 REGION = "eu-west-1"
 OWNER = "tester@ci"
 IMAGE = "ami-12c6146b"  # one of the AMIs moto serves in every region
-
-
-@pytest.fixture(scope="module")
-def moto() -> Iterator[str]:
-    with moto_server() as url:
-        yield url
-
-
-@pytest.fixture
-def cloud(moto: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
-    return use_moto(monkeypatch, moto, tmp_path / "cloud")
 
 
 def ec2(moto: str):

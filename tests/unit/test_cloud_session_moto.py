@@ -16,7 +16,6 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -24,21 +23,9 @@ import pytest
 from pbs_harness import errors
 from pbs_harness.cloud import lifecycle, records, request
 from tests.unit.badinput import run_cli
-from tests.unit.cloudmoto import moto_server, use_moto
 from tests.unit.test_cloud_moto import IMAGE, NOTHING, OWNER, REGION, ec2, freeze_tree, tagged
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture(scope="module")
-def moto() -> Iterator[str]:
-    with moto_server() as url:
-        yield url
-
-
-@pytest.fixture
-def cloud(moto: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
-    return use_moto(monkeypatch, moto, tmp_path / "cloud")
 
 
 def _request(moto_url: str, keep: bool = False) -> request.CloudRequest:
