@@ -59,7 +59,8 @@ def one_flavour(flavour: str, args: argparse.Namespace, out_dir: Path) -> dict:
     if proc.returncode != 0:
         run([*HARNESS, "down", *where], out_dir / f"flavours-{flavour}-down.log")
         sys.exit(f"{flavour}: up failed (exit {proc.returncode}); see {out_dir / f'flavours-{flavour}-up.log'}")
-    # What pbs_harness.images and openpbs_build say when they make something (not a deploy's task names).
+    # What pbs_harness.localcluster.containers.images and deploy.openpbs_build say
+    # when they make something (not a deploy's task names).
     cached = not re.search(r"image layer \S+ made in \d|OpenPBS packages built in \d", proc.stdout)
     members = fleet.recorded(state_dir)
     per_host = {}

@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-CACHE_ENV = "PBS_HARNESS_CACHE_DIR"  # pbs_harness/images.py
+CACHE_ENV = "PBS_HARNESS_CACHE_DIR"  # pbs_harness/localcluster/containers/images.py
 STATE_ENV = "PBS_HARNESS_STATE_DIR"  # pbs_harness/localcluster/state.py
 # Issue #33's targets, in seconds.
 SETTINGS = ("phase_list", "scope", "clusters", "openpbs", "state_dir", "name_prefix", "subnet", "pytest_args")

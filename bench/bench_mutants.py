@@ -7,7 +7,7 @@
 On a local cluster of system hosts (each its own root; `pbs-harness up --flavour system --openpbs SOURCE`),
 for each mutant:
 1. apply it to a configured, built tree of the source the cluster's packages were built from
-   (pbs_harness.mutants.buildtree: kept in the cache, made once), rebuild only the folder it touches,
+   (pbs_harness.deploy.mutants.buildtree: kept in the cache, made once), rebuild only the folder it touches,
    install that folder into a stage and take the files whose bytes differ from the pristine build's;
    the source is reverted at once;
 2. put those files into every host that has them installed, restart PBS there through systemd
@@ -46,14 +46,17 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from pbs_harness import baseline, images, inventory, openpbs_source  # noqa: E402 - after sys.path setup
-from pbs_harness.cluster import Cluster  # noqa: E402
+from pbs_harness.common.errors import EXIT_FAILED, EXIT_PRECONDITION, HarnessError, PreconditionError  # noqa: E402
+from pbs_harness.common.waits import WaitTimeout, wait_until  # noqa: E402
 from pbs_harness.conformance import catalogue  # noqa: E402
-from pbs_harness.errors import EXIT_FAILED, EXIT_PRECONDITION, HarnessError, PreconditionError  # noqa: E402
+from pbs_harness.deploy import openpbs_source  # noqa: E402 - after sys.path setup
+from pbs_harness.deploy.mutants import buildtree, hosts, patch  # noqa: E402
 from pbs_harness.localcluster import state  # noqa: E402
-from pbs_harness.mutants import buildtree, hosts, patch  # noqa: E402
+from pbs_harness.localcluster.containers import images  # noqa: E402
 from pbs_harness.pbs.client import Pbs  # noqa: E402
-from pbs_harness.waits import WaitTimeout, wait_until  # noqa: E402
+from pbs_harness.remote import inventory  # noqa: E402
+from pbs_harness.remote.cluster import Cluster  # noqa: E402
+from pbs_harness.suite import baseline  # noqa: E402
 
 OUT_DIR = ROOT / "reports" / "bench-mutants"
 MUTANTS = ROOT / "bench" / "mutants.yaml"

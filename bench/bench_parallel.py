@@ -33,8 +33,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from pbs_harness import cgroups  # noqa: E402 - after sys.path setup
 from pbs_harness.localcluster import capacity, fleet, state  # noqa: E402
+from pbs_harness.localcluster.containers import cgroups  # noqa: E402 - after sys.path setup
 
 HARNESS = [sys.executable, "-m", "pbs_harness"]
 SUITE_LINE = re.compile(r"^(\w+)\s+((?:\d+ \w+(?:, )?)+) in (\S+)$", re.M)

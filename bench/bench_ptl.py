@@ -35,10 +35,10 @@ from pathlib import Path, PurePosixPath
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from pbs_harness import inventory  # noqa: E402 - after sys.path setup
-from pbs_harness.cluster import Cluster  # noqa: E402
 from pbs_harness.localcluster import state  # noqa: E402
 from pbs_harness.ptl import accounts, install, mapping, report, restore, results, runner, selection, site  # noqa: E402
+from pbs_harness.remote import inventory  # noqa: E402 - after sys.path setup
+from pbs_harness.remote.cluster import Cluster  # noqa: E402
 
 HARNESS = [sys.executable, "-m", "pbs_harness"]
 OUT_DIR = ROOT / "reports" / "bench-ptl"

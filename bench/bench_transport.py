@@ -16,8 +16,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from pbs_harness import inventory, project  # noqa: E402 - after sys.path setup
-from pbs_harness.cluster import Cluster  # noqa: E402
+from pbs_harness.common import project  # noqa: E402 - after sys.path setup
+from pbs_harness.remote import inventory  # noqa: E402
+from pbs_harness.remote.cluster import Cluster  # noqa: E402
 
 ROUNDS = 30
 

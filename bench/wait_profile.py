@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from pbs_harness import waits
+from pbs_harness.common import waits
 
 ORIGINAL = waits.wait_until
 CURRENT: list[tuple[str, float]] = []

@@ -15,14 +15,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pbs_harness.cluster import Cluster
-from pbs_harness.evidence.accounting import AccountingReader
+from pbs_harness.common.waits import wait_until
 from pbs_harness.pbs.client import Pbs
+from pbs_harness.pbs.evidence.accounting import AccountingReader
 from pbs_harness.pbs.nodes import states
 from pbs_harness.pbs.parsers import parse_exec_vnode
 from pbs_harness.pbs.substates import RUNNING, SCHED_SUSPENDED, SUSPENDED  # noqa: F401 - the suite's names
-from pbs_harness.transport import CommandResult
-from pbs_harness.waits import wait_until
+from pbs_harness.remote.cluster import Cluster
+from pbs_harness.remote.transport import CommandResult
 from ptl_tests import jobscripts
 from ptl_tests.hook_files import SuiteHook
 from ptl_tests.kit import JobKit

@@ -26,10 +26,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pbs_harness.cluster import Cluster
-from pbs_harness.faults.hookbodies import failing_hook_body
+from pbs_harness.common.waits import wait_until
 from pbs_harness.pbs.client import Pbs
-from pbs_harness.waits import wait_until
+from pbs_harness.remote.cluster import Cluster
+from pbs_harness.suite.faults.hookbodies import failing_hook_body
 
 HOOKS_DIR = Path(__file__).resolve().parent / "hooks"
 MOM_EVENTS = ("execjob_", "exechost_")

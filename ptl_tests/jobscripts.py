@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pbs_harness.evidence.pick import MissingEvidence
+from pbs_harness.pbs.evidence.pick import MissingEvidence
 
 
 def nodefile_and_pbsdsh(prefix: str) -> str:

@@ -1,7 +1,7 @@
 """A test's jobs: `JobKit`, the one way the suites submit "a job of this test".
 
 A kit belongs to one test. It makes a private directory in the job owner's home on every host a job
-may write on (pbs_harness/jobfiles.py: the client alone where the homes are shared), submits jobs
+may write on (pbs_harness/suite/jobfiles.py: the client alone where the homes are shared), submits jobs
 named <name_prefix><n> (n counts the kit's submissions from 0) whose output PBS delivers into that
 directory on the submission host, remembers their ids, reads what the jobs write into the directory
 wherever they ran (`read`), and at `cleanup` removes the directory everywhere (and, for suites that
@@ -21,11 +21,11 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any, ClassVar, Literal
 
-from pbs_harness.cluster import Cluster
-from pbs_harness.faults import Nemesis
-from pbs_harness.jobfiles import JobFiles
 from pbs_harness.pbs.client import Pbs
 from pbs_harness.pbs.substates import RUNNING
+from pbs_harness.remote.cluster import Cluster
+from pbs_harness.suite.faults import Nemesis
+from pbs_harness.suite.jobfiles import JobFiles
 
 
 class _Default(enum.Enum):

@@ -12,11 +12,11 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from pbs_harness.jobfiles import JobFiles
 from pbs_harness.pbs.parsers import SelectChunk, VnodeSlice, size_kb
 from pbs_harness.pbs.substates import PRERUN
-from pbs_harness.topology import Topology
-from pbs_harness.transport import RemoteHost
+from pbs_harness.remote.transport import RemoteHost
+from pbs_harness.suite.jobfiles import JobFiles
+from pbs_harness.suite.topology import Topology
 from ptl_tests.hook_files import SuiteHook
 
 SUPERCHUNK_VNODES = 3  # the standard job's middle chunk: 3 cpus over three 1-cpu vnodes of one host
@@ -171,7 +171,7 @@ def resource_terms(resources: tuple[CustomResource, ...], which: str) -> str:
 @dataclass
 class TaskEnvReport:
     """What the job's pbsdsh tasks see, in a file of the owner's home that each task appends to on
-    the host it runs on (read back from every host: pbs_harness/jobfiles.py).
+    the host it runs on (read back from every host: pbs_harness/suite/jobfiles.py).
 
     The job script (`script`) runs `pbsdsh` at once: each task appends "before <hostname>
     <OMP_NUM_THREADS>" and becomes `sleep`; once the test calls `go()` (a file on the primary, where

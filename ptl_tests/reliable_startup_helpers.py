@@ -32,18 +32,18 @@ from typing import Any
 
 import pytest
 
-from pbs_harness import defect_retry
-from pbs_harness.cluster import Cluster
-from pbs_harness.evidence import pick
-from pbs_harness.evidence.accounting import AccountingReader
-from pbs_harness.evidence.logs import LogLine, LogReader, mom_log, server_log
-from pbs_harness.faults import Nemesis
+from pbs_harness.common.waits import wait_until
 from pbs_harness.pbs.client import Pbs
+from pbs_harness.pbs.evidence import pick
+from pbs_harness.pbs.evidence.accounting import AccountingReader
+from pbs_harness.pbs.evidence.logs import LogLine, LogReader, mom_log, server_log
 from pbs_harness.pbs.moms import edit_config
 from pbs_harness.pbs.parsers import parse_exec_host, parse_exec_vnode, parse_select, size_kb
 from pbs_harness.pbs.substates import PRERUN, RUNNING  # the suite's names too
-from pbs_harness.topology import Topology
-from pbs_harness.waits import wait_until
+from pbs_harness.remote.cluster import Cluster
+from pbs_harness.suite import defect_retry
+from pbs_harness.suite.faults import Nemesis
+from pbs_harness.suite.topology import Topology
 from ptl_tests.hook_files import SuiteHook
 from ptl_tests.kit import JobKit
 
@@ -483,7 +483,7 @@ def met_empty_fail_list(kit: StartupKit, request, job_id: str, failed: str, *, k
     without its prologue ack) comes before the launch hook's first line in the primary's log, the
     hook listed vnodes but none of that sister's among the failed ones, and it pruned the job (seen:
     without the sister, and, when the job starter did not learn of the failure either, with it).
-    Then the scenario runs once more on a fresh job (pbs_harness.defect_retry); otherwise nothing
+    Then the scenario runs once more on a fresh job (pbs_harness.suite.defect_retry); otherwise nothing
     happens."""
     job = re.escape(job_id)
     lines = kit.mom.lines(kit.since)

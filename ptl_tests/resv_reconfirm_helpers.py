@@ -19,17 +19,17 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from pbs_harness.cluster import Cluster
-from pbs_harness.evidence import pick
-from pbs_harness.evidence.accounting import AccountingReader, AccountingRecord
-from pbs_harness.evidence.logs import server_log
-from pbs_harness.faults import Fault, Nemesis
+from pbs_harness.common.waits import WaitTimeout, wait_until
 from pbs_harness.pbs.client import Pbs
+from pbs_harness.pbs.evidence import pick
+from pbs_harness.pbs.evidence.accounting import AccountingReader, AccountingRecord
+from pbs_harness.pbs.evidence.logs import server_log
 from pbs_harness.pbs.parsers import parse_exec_vnode, vnodes_of
 from pbs_harness.pbs.resv import rstat_epoch, rsub_time
 from pbs_harness.pbs.substates import RUNNING as JOB_RUNNING
-from pbs_harness.topology import Topology
-from pbs_harness.waits import WaitTimeout, wait_until
+from pbs_harness.remote.cluster import Cluster
+from pbs_harness.suite.faults import Fault, Nemesis
+from pbs_harness.suite.topology import Topology
 
 SLEEP = 900  # seconds: longer than any test; jobs are deleted by the baseline restore
 

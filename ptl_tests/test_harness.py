@@ -13,14 +13,15 @@ from pathlib import Path
 
 import pytest
 
-from pbs_harness import baseline as baseline_mod
-from pbs_harness import release_features, shell
-from pbs_harness.backends import for_host
-from pbs_harness.backends.ssh import SshHost
-from pbs_harness.evidence.logs import mom_log
-from pbs_harness.faults import HostCrash, HostPartition, HostPause
+from pbs_harness.common import shell
+from pbs_harness.common.waits import wait_until
+from pbs_harness.hosts.backend import for_host
+from pbs_harness.hosts.ssh import SshHost
+from pbs_harness.pbs.evidence.logs import mom_log
 from pbs_harness.pbs.substates import RUNNING
-from pbs_harness.waits import wait_until
+from pbs_harness.suite import baseline as baseline_mod
+from pbs_harness.suite import release_features
+from pbs_harness.suite.faults import HostCrash, HostPartition, HostPause
 
 pytestmark = [pytest.mark.acceptance, pytest.mark.harness, pytest.mark.ci]
 CHILDREN = Path(__file__).parent / "children"
@@ -135,7 +136,7 @@ def test_baseline_check_catches_leaked_node_state_and_server_attribute(pbs, base
 
 def child_pytest(test_file: Path, tmp_path: Path, inventory, **env: str) -> subprocess.Popen:
     argv = [
-        sys.executable, "-m", "pytest", str(test_file), "-p", "pbs_harness.plugin",
+        sys.executable, "-m", "pytest", str(test_file), "-p", "pbs_harness.suite.plugin",
         "--inventory", str(inventory.path), "--evidence-dir", str(tmp_path / "evidence"),
         "-o", "addopts=", "-p", "no:cacheprovider", "-q", f"--rootdir={tmp_path}",
     ]  # fmt: skip
@@ -187,7 +188,7 @@ def test_ctrl_c_during_a_partition_leaves_no_partition(local, cluster, tmp_path,
 def test_a_killed_run_leaves_the_next_session_at_the_declared_baseline(inventory, pbs, tmp_path) -> None:
     """A session killed with SIGKILL midway (as a worker crash or a timeout that kills the process)
     runs no teardown; the next session repairs what it left, says so, and a pbs_server restart then
-    brings back no reserve_retry_init from the server's database (pbs_harness.drift)."""
+    brings back no reserve_retry_init from the server's database (pbs_harness.suite.drift)."""
     ready = tmp_path / "ready"
     killed, following_dir = tmp_path / "killed", tmp_path / "next"
     killed.mkdir(), following_dir.mkdir()
@@ -290,7 +291,7 @@ def test_reject_hook_fails_the_start_on_the_chosen_sister_until_healed(cluster, 
 
 @pytest.mark.parametrize("name", sorted(release_features.FEATURES))
 def test_feature_probe_agrees_with_the_source_reading(pbs, name: str) -> None:
-    """Each live probe of pbs_harness.release_features finds the feature exactly when this build's
+    """Each live probe of pbs_harness.suite.release_features finds the feature exactly when this build's
     version has it by the source reading (docs/releases.md): a probe blind to a feature the release
     has would quietly turn tests into "not in this release". (Every run checks all probes at once
     before its first cluster test, `release_checked`; this test shows each probe's own verdict.)

@@ -13,7 +13,6 @@ import os
 import sys
 from collections.abc import Sequence
 
-from pbs_harness import errors
 from pbs_harness.cli import cloud
 from pbs_harness.cli.argv import TestHelp, Version, inventory_before_verb, split_test_args
 from pbs_harness.cli.cloud import ImageChoices
@@ -29,7 +28,8 @@ from pbs_harness.cli.local import (
 )
 from pbs_harness.cli.test import cmd_report, cmd_test
 from pbs_harness.cli.test import names_tests as _names_tests
-from pbs_harness.errors import HarnessError
+from pbs_harness.common import errors
+from pbs_harness.common.errors import HarnessError
 
 # What `pbs-harness --help` says first (the module's docstring above is for developers).
 DESCRIPTION = (
@@ -196,8 +196,8 @@ def shape(p: argparse.ArgumentParser, cloud: bool = False) -> None:
 
 def _tag_names() -> str:
     """Every tag --tags takes, read from the playbooks and roles (the help used to list 4 of the 8)."""
-    from pbs_harness import project
     from pbs_harness.cli.common import known_tags
+    from pbs_harness.common import project
 
     try:
         return ", ".join(sorted(known_tags(project.root())))

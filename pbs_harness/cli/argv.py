@@ -7,16 +7,16 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from pbs_harness import errors
 from pbs_harness.cli.cloud import TEST_OPTIONS
-from pbs_harness.errors import HarnessError
+from pbs_harness.common import errors
+from pbs_harness.common.errors import HarnessError
 
 
 def version_line() -> str:
     """`pbs-harness --version`: the package's version, the Python that runs it and the checkout it uses."""
     from importlib import metadata
 
-    from pbs_harness import project
+    from pbs_harness.common import project
 
     try:
         version = metadata.version("pbs-harness")
@@ -49,7 +49,7 @@ class TestHelp(argparse.Action):
     def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
         import subprocess
 
-        from pbs_harness import project
+        from pbs_harness.common import project
 
         try:
             root = project.root()

@@ -1,5 +1,5 @@
 """Cloud runs on the command line: `up --cloud KIND ...`, `down --run RUN`, `sweep`. Only parsing and
-printing: the work is pbs_harness.cloud.lifecycle's, the cloud's own part its kind of host's."""
+printing: the work is pbs_harness.hosts.cloud.lifecycle's, the cloud's own part its kind of host's."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import argparse
 import os
 from pathlib import Path
 
-from pbs_harness import errors
 from pbs_harness.cli.common import progress
+from pbs_harness.common import errors
 
 
 class ImageChoices(tuple):
@@ -88,7 +88,7 @@ def add_down_options(p: argparse.ArgumentParser) -> None:
 
 def add_sweep(p: argparse.ArgumentParser) -> None:
     """`sweep`'s options, on the verb's parser."""
-    from pbs_harness.cloud import records
+    from pbs_harness.hosts.cloud import records
 
     p.add_argument("--cloud", metavar="KIND", default="aws", help="the cloud (default aws)")
     p.add_argument("--region", help="the region (default $AWS_REGION, $AWS_DEFAULT_REGION)")
@@ -110,14 +110,14 @@ def _region(args: argparse.Namespace) -> str:
 
 
 def _state_root(args: argparse.Namespace) -> Path:
-    from pbs_harness.cloud import records
+    from pbs_harness.hosts.cloud import records
 
     return records.root(getattr(args, "state_dir", None))
 
 
 def _request(args: argparse.Namespace, provision_only: bool):
     """The run's request from the line, judged (sizes, TTL, owner, run id) before any API call."""
-    from pbs_harness.cloud import lifecycle, request
+    from pbs_harness.hosts.cloud import lifecycle, request
 
     kind = lifecycle.kind(args.cloud)
     return request.CloudRequest(
@@ -141,7 +141,7 @@ def cmd_cloud_up(args: argparse.Namespace) -> int:
     """`up --cloud KIND`: the run's resources and inventory; then deploy and verify (cli.deploy) unless
     --provision-only; a failed or interrupted deploy tears the run down unless --keep-on-failure."""
     from pbs_harness.cli.deploy import deploy_cluster
-    from pbs_harness.cloud import lifecycle
+    from pbs_harness.hosts.cloud import lifecycle
 
     req = _request(args, args.provision_only)
     root = _state_root(args)
@@ -169,7 +169,7 @@ def cmd_cloud_test(args: argparse.Namespace, run_suites) -> int:
     """`test --cloud KIND`: create the run, deploy and verify, run the suites on it (`run_suites(args,
     inventory)`), and always remove it (lifecycle.session), unless it failed and --keep-on-failure."""
     from pbs_harness.cli.deploy import deploy_cluster
-    from pbs_harness.cloud import lifecycle
+    from pbs_harness.hosts.cloud import lifecycle
 
     req = _request(args, provision_only=False)
     root = _state_root(args)
@@ -184,7 +184,7 @@ def cmd_cloud_test(args: argparse.Namespace, run_suites) -> int:
 
 
 def cmd_cloud_down(args: argparse.Namespace) -> int:
-    from pbs_harness.cloud import lifecycle
+    from pbs_harness.hosts.cloud import lifecycle
 
     lifecycle.down(
         _state_root(args), args.run, progress, region=args.region or "", owner=args.owner or "", cloud=args.cloud or ""
@@ -193,7 +193,7 @@ def cmd_cloud_down(args: argparse.Namespace) -> int:
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
-    from pbs_harness.cloud import lifecycle, request
+    from pbs_harness.hosts.cloud import lifecycle, request
 
     older = request.parse_duration(args.older_than, "--older-than") if args.older_than else None
     lifecycle.sweep(

@@ -12,7 +12,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from pbs_harness.errors import HarnessError, PreconditionError
+from pbs_harness.common.errors import HarnessError, PreconditionError
 
 DEBUG_ENV = "PBS_HARNESS_DEBUG"  # set to 1: show the traceback of an operating-system error
 
@@ -152,7 +152,7 @@ def known_tags(root: Path) -> set[str]:
 
 
 def tags(text: str) -> str:
-    from pbs_harness import project
+    from pbs_harness.common import project
 
     try:
         known = known_tags(project.root())

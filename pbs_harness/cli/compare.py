@@ -7,9 +7,9 @@ import argparse
 import os
 from pathlib import Path
 
-from pbs_harness import errors
 from pbs_harness.cli.common import cannot_write, progress
-from pbs_harness.errors import PreconditionError, UsageError
+from pbs_harness.common import errors
+from pbs_harness.common.errors import PreconditionError, UsageError
 
 COMPARE_FILES = ("compare.md", "compare.html")
 MATRIX_FILES = ("matrix.md", "matrix.html")
@@ -31,7 +31,7 @@ def _distinct(paths: list[str], option: str) -> list[Path]:
 
 def _out_folder(arg: str | None, default: str, names: tuple[str, ...]) -> Path:
     """The folder the pages go to: missing (and creatable), or holding nothing but an earlier such pair."""
-    from pbs_harness import project
+    from pbs_harness.common import project
 
     out = Path(arg) if arg else project.root() / "reports" / default
     hint = f"give --out a new or empty folder this user can write (default reports/{default}/)"

@@ -9,8 +9,8 @@ import threading
 import traceback
 from collections.abc import Callable
 
-from pbs_harness import errors
 from pbs_harness.cli.common import progress
+from pbs_harness.common import errors
 
 Say = Callable[[str], None]
 INVENTORY_ENV = "PBS_HARNESS_INVENTORY"  # the hosts of deploy, verify and test when no -i names them
@@ -19,7 +19,9 @@ INVENTORY_ENV = "PBS_HARNESS_INVENTORY"  # the hosts of deploy, verify and test 
 def load_inventory(given: str | None, connect_timeout: float, *, hooks: bool = False, say: Say = progress):
     """The inventory `given` (None: PBS_HARNESS_INVENTORY or the default), checked: its shape, OpenPBS here
     (local cluster), hook sources and configs, then that the hosts answer within `connect_timeout` s."""
-    from pbs_harness import hookconfig, inventory, project
+    from pbs_harness.common import project
+    from pbs_harness.deploy import hookconfig
+    from pbs_harness.remote import inventory
 
     # As for `test`: the variable names the hosts when -i does not (deploy used to ignore it and deploy to
     # the local cluster, whose inventory is the default).
@@ -41,7 +43,8 @@ def cmd_deploy(args: argparse.Namespace) -> int:
 
 def deploy_cluster(args: argparse.Namespace, inventory: str | None, say: Say = progress, label: str = "") -> int:
     """Deploy (then verify) the cluster of `inventory` with the options of `args`; `label` names a fleet member."""
-    from pbs_harness import deploy, project
+    from pbs_harness.common import project
+    from pbs_harness.deploy import playbook as deploy
 
     inv = load_inventory(inventory, args.connect_timeout, hooks=True, say=say)
     say(f"deploying OpenPBS to {len(inv.hosts)} hosts (server {inv.server.name})")
@@ -67,7 +70,8 @@ def idempotence_gate(inv, log_dir, say: Say = progress) -> int:
     """Deploy the just-deployed cluster again: every host must report changed=0. A task that changes
     a converged host is a role defect (it would restart a daemon or rewrite a file on every deploy),
     so the gate fails and names each host's changing tasks; nothing is retried."""
-    from pbs_harness import deploy, project
+    from pbs_harness.common import project
+    from pbs_harness.deploy import playbook as deploy
 
     say("idempotence gate: deploying again, every host must report changed=0")
     # Its own log beside the first deploy's (which stays the one to read for what the deploy did).
@@ -85,7 +89,7 @@ def idempotence_gate(inv, log_dir, say: Say = progress) -> int:
 
 
 def cmd_verify(args: argparse.Namespace, inv=None, say: Say = progress, label: str = "") -> int:
-    from pbs_harness import verify
+    from pbs_harness.deploy import verify
 
     inv = inv or load_inventory(args.inventory, args.connect_timeout, say=say)
     say("verifying hosts (testinfra)")
@@ -97,8 +101,8 @@ def cmd_verify(args: argparse.Namespace, inv=None, say: Say = progress, label: s
 
 
 def cmd_up(args: argparse.Namespace) -> int:
-    from pbs_harness import project
     from pbs_harness.cli.local import cmd_cluster_up
+    from pbs_harness.common import project
 
     if args.cloud:
         from pbs_harness.cli.cloud import cmd_cloud_up
@@ -129,8 +133,8 @@ def deploy_fleet(args: argparse.Namespace, clusters: list[tuple[str, str | None]
     Where the hosts share this machine's /etc (namespace hosts), the first cluster deploys alone, then
     the others at once. Returns the first failed cluster's code; the closing line repeats each failed
     cluster's reasons, since a log's tail (CI keeps only that) is where a reader looks."""
-    from pbs_harness import project
-    from pbs_harness.errors import HarnessError
+    from pbs_harness.common import project
+    from pbs_harness.common.errors import HarnessError
 
     codes: dict[str, int] = {}
     reasons: dict[str, list[str]] = {}
@@ -193,9 +197,9 @@ def is_failure_line(text: str) -> bool:
 
 def shares_etc(inventory: str | None) -> bool:
     """Whether the inventory's hosts share this machine's /etc (the role's openpbs_common_shared_etc)."""
-    from pbs_harness import inventory as inventories
-    from pbs_harness import project
-    from pbs_harness.errors import HarnessError
+    from pbs_harness.common import project
+    from pbs_harness.common.errors import HarnessError
+    from pbs_harness.remote import inventory as inventories
 
     try:
         inv = inventories.load(project.inventory_path(inventory))

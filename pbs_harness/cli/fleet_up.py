@@ -14,9 +14,9 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
-from pbs_harness import errors, project
 from pbs_harness.cli.common import progress
-from pbs_harness.errors import PreconditionError
+from pbs_harness.common import errors, project
+from pbs_harness.common.errors import PreconditionError
 from pbs_harness.localcluster import capacity, fleet, network, preflight, provider, registry, state, written_inventory
 from pbs_harness.localcluster.spec import ClusterSpec
 

@@ -8,15 +8,15 @@ import os
 import time
 from pathlib import Path
 
-from pbs_harness import errors
 from pbs_harness.cli.common import check_state_dir, progress, require_root, use_state_dir
-from pbs_harness.errors import PreconditionError, UsageError
+from pbs_harness.common import errors
+from pbs_harness.common.errors import PreconditionError, UsageError
 
 
 def _flavour(args: argparse.Namespace) -> str:
     """--flavour, else the flavour of the cluster recorded in the state directory (a rerun repairs it as it
     is), else system hosts, as ./acceptance makes (issue #34: up used to default to namespace hosts)."""
-    from pbs_harness.errors import HarnessError
+    from pbs_harness.common.errors import HarnessError
     from pbs_harness.localcluster import state
     from pbs_harness.localcluster.spec import CLI_DEFAULT_FLAVOUR
 
@@ -60,7 +60,7 @@ def _inventory_to_write(args: argparse.Namespace) -> str | None:
 
 
 def cmd_cluster_up(args: argparse.Namespace) -> int:
-    from pbs_harness import project
+    from pbs_harness.common import project
     from pbs_harness.localcluster import provider, written_inventory
 
     use_state_dir(args)
@@ -105,8 +105,9 @@ def check_openpbs_flag(args: argparse.Namespace, spec) -> None:
 def openpbs_packages(args: argparse.Namespace, spec) -> Path | None:
     """System hosts: the folder of OpenPBS packages `--openpbs` names (built from a source, cached);
     None for namespace hosts, or for a running system cluster that `up` repairs with its recorded packages."""
-    from pbs_harness import images, openpbs_build, openpbs_source
+    from pbs_harness.deploy import openpbs_build, openpbs_source
     from pbs_harness.localcluster import state
+    from pbs_harness.localcluster.containers import images
 
     check_openpbs_flag(args, spec)
     if spec.flavour != "system":
@@ -162,7 +163,8 @@ def _forget_member(first_root: Path, member_root: str) -> None:
 def cmd_cache(args: argparse.Namespace) -> int:
     """The system hosts' cache: each image layer and package set with its size and status; --prune
     removes the stale ones (made by older recipes, used by no recorded cluster)."""
-    from pbs_harness import image_cache, images, package_transfer
+    from pbs_harness.deploy import package_transfer
+    from pbs_harness.localcluster.containers import image_cache, images
 
     images.check_cache_dir(writable=bool(args.prune or args.import_file))
     if args.export or args.import_file:

@@ -12,9 +12,9 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from pbs_harness import errors, shell
 from pbs_harness.cli.common import cannot_write, progress, use_state_dir
-from pbs_harness.errors import PreconditionError, UsageError
+from pbs_harness.common import errors, shell
+from pbs_harness.common.errors import PreconditionError, UsageError
 
 
 def names_tests(arg: str, root: Path) -> bool:
@@ -40,7 +40,7 @@ def results_json(pytest_args: Sequence[str], root: Path) -> Path:
 def fleet_inventories(requested: int | str) -> list[str | None]:
     """The inventories of the first N clusters of the fleet in the state directory (`auto`: all that are
     up); None stands for inventory/local. Refuses a fleet another checkout brought up."""
-    from pbs_harness import project
+    from pbs_harness.common import project
     from pbs_harness.localcluster import fleet, state
 
     members = fleet.recorded()
@@ -90,7 +90,9 @@ def inventories_of(args: argparse.Namespace) -> list[str | None]:
 
 def _check_clusters(inventories: list[str | None]) -> tuple[list[str], str]:
     """Each cluster can be tested now (precheck), named in a line; their paths and unreachable hints."""
-    from pbs_harness import inventory, precheck, project
+    from pbs_harness.common import project
+    from pbs_harness.remote import inventory
+    from pbs_harness.suite import precheck
 
     paths, hints = [], []
     for index, given in enumerate(inventories):
@@ -113,8 +115,9 @@ def cmd_test(args: argparse.Namespace) -> int:
 def _cloud_test(args: argparse.Namespace) -> int:
     """`test --cloud KIND`: the pytest line judged first (no API call for a bad one), then the whole cloud run
     (cli.cloud.cmd_cloud_test: create, deploy, verify, these suites, always remove)."""
-    from pbs_harness import project, testrun
     from pbs_harness.cli.cloud import cmd_cloud_test
+    from pbs_harness.common import project
+    from pbs_harness.suite import testrun
 
     if args.inventory or args.clusters is not None:
         raise UsageError(
@@ -133,7 +136,8 @@ def _cloud_test(args: argparse.Namespace) -> int:
 
 def run_suites(args: argparse.Namespace, inventories: list[str | None], line_checked: bool = False) -> int:
     """The suites on these clusters (one worker each when several); the verdict's exit code."""
-    from pbs_harness import project, testrun
+    from pbs_harness.common import project
+    from pbs_harness.suite import testrun
 
     root = project.root()
     informational = bool(testrun.INFO_OPTIONS & set(args.pytest_args))
@@ -248,7 +252,7 @@ def write_report(results_file: Path | None, out: Path, since: Path | None = None
     """Write the conformance report of `results_file` (None: reports/results.json when there is one) into the
     folder `out`, with what changed since the previous run kept in `out`/history/ (or since the run `since`,
     a results.json or history file), and keep this run there; returns the files written."""
-    from pbs_harness import project
+    from pbs_harness.common import project
     from pbs_harness.conformance import catalogue, ci_summary, history, report, results, run_timeline
 
     root = project.root()
@@ -298,8 +302,8 @@ SINCE_HINT = "give --since a results.json of an earlier run or a file of reports
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from pbs_harness import project
     from pbs_harness.cli import compare
+    from pbs_harness.common import project
 
     if getattr(args, "since", None) and (getattr(args, "compare", None) or getattr(args, "matrix", None)):
         raise errors.UsageError(

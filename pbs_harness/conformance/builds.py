@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pbs_harness.common.errors import PreconditionError
 from pbs_harness.conformance import jsonfile, provenance
-from pbs_harness.errors import PreconditionError
 
 HINT = "give the conformance.json that `pbs-harness test` or `pbs-harness report` wrote (reports/conformance.json)"
 

@@ -4,8 +4,8 @@
 from __future__ import annotations
 
 from pbs_harness.conformance import provenance
-from pbs_harness.parallel import binding
 from pbs_harness.pbs.client import Pbs
+from pbs_harness.suite.parallel import binding
 
 
 def of(pbs: Pbs) -> dict[str, object]:

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from pbs_harness.errors import PreconditionError
+from pbs_harness.common.errors import PreconditionError
 
 # The largest file read: a whole run's results are about 150 KB (every suite, 2026-11-28), a conformance
 # report less. Without a bound a 294 MB file took 15 s and 2 GB of memory before it was refused, and Ctrl-C

@@ -21,11 +21,11 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from pbs_harness.openpbs_source import SOURCE_FORMAT
+from pbs_harness.deploy.openpbs_source import SOURCE_FORMAT
 
 STAMP = ".pbs-harness-source"  # scripts/install-openpbs-from-source.sh
 SOURCE_JSON = ".pbs-harness-source.json"  # the packages build's openpbs-source.json, copied by the deploy
-SOURCE_JSON_FORMAT = SOURCE_FORMAT  # written by pbs_harness.openpbs_source.Provenance
+SOURCE_JSON_FORMAT = SOURCE_FORMAT  # written by pbs_harness.deploy.openpbs_source.Provenance
 # openpbs-source.json, written next to the packages (all but `format` and `packages` may be empty):
 #   {"format": "pbs-harness/openpbs-source/1",
 #    "archive": "openpbs-v23.06.06.tar.gz",            the source archive's file name
@@ -33,7 +33,7 @@ SOURCE_JSON_FORMAT = SOURCE_FORMAT  # written by pbs_harness.openpbs_source.Prov
 #    "commit": "be361a18ef37652bece0811ec709f0fe4fc52710",   upstream commit (git get-tar-commit-id)
 #    "build_image": "debian-11-builder-...",            the image layer the packages were built in
 #    "packages": ["openpbs-server_23.06.06-1_amd64.deb", ...]}   the package files built
-# (pbs_harness.openpbs_source.Provenance writes it, with more: form, version, package_kinds.)
+# (pbs_harness.deploy.openpbs_source.Provenance writes it, with more: form, version, package_kinds.)
 
 UNKNOWN = "unknown"
 _SECTIONS = ("json", "stamp", "dpkg", "rpm")

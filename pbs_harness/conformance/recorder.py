@@ -91,7 +91,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
 
 def _link_evidence(item: pytest.Item, report: pytest.TestReport) -> None:
     """pytest-html's Links column: the test's evidence folders (their index.html), relative to the page;
-    one per retried attempt ("attempt 1 evidence", pbs_harness.defect_retry) and the last attempt's."""
+    one per retried attempt ("attempt 1 evidence", pbs_harness.suite.defect_retry) and the last attempt's."""
     folders = list(dict.fromkeys(str(v) for k, v in item.user_properties if k == "evidence"))
     page = item.config.getoption("htmlpath", None)
     if not folders or not page:
@@ -108,7 +108,7 @@ def _link_evidence(item: pytest.Item, report: pytest.TestReport) -> None:
 
 
 def record_faults(item: pytest.Item, windows: list[dict[str, str]]) -> None:
-    """The test's fault windows (pbs_harness.faults.log.FaultLog.windows): the run timeline's bands."""
+    """The test's fault windows (pbs_harness.suite.faults.log.FaultLog.windows): the run timeline's bands."""
     item.stash.setdefault(FAULTS_KEY, []).extend(windows)
 
 
@@ -117,7 +117,7 @@ def _iso(epoch: float) -> str:
 
 
 def record_repair(config: pytest.Config, text: str) -> None:
-    """A baseline repair (pbs_harness.baseline), reported with the phase of the test that is running."""
+    """A baseline repair (pbs_harness.suite.baseline), reported with the phase of the test that is running."""
     config.stash.setdefault(REPAIRS_KEY, []).append(text)
 
 
@@ -162,7 +162,7 @@ class Recorder:
             entry["outcome"] = "skipped"
             entry["skip_reason"] = str(report.longrepr[2]) if isinstance(report.longrepr, tuple) else ""
             if entry["skip_reason"].removeprefix("Skipped: ").startswith(NOT_IN_RELEASE):
-                entry["not_in_release"] = True  # pbs_harness.release_features: the release lacks a feature
+                entry["not_in_release"] = True  # pbs_harness.suite.release_features: the release lacks a feature
         for key, value in report.user_properties:
             if key == "evidence":
                 entry["evidence"] = value
@@ -172,7 +172,7 @@ class Recorder:
                 entry["defect_every_attempt"] = int(value)  # met on all of them: a failure
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        from pbs_harness import project
+        from pbs_harness.common import project
 
         write_results(self, results_path(self.config, project.root()))
 

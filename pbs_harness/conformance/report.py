@@ -8,7 +8,7 @@ Per interface:
              xfailed while others passed are OpenPBS bugs pinned in one scenario, shown as
              "pass (1 known bug)"
   outcomes   how many of the tests tagged with it passed, failed, xfailed, were skipped and were
-             skipped as not in this release (pbs_harness.release_features)
+             skipped as not in this release (pbs_harness.suite.release_features)
   tests      each tagged test with its outcome ("[guard]" when it guards the interface), its
              evidence folder and its skip/xfail reason; tagged tests that did not run
   guards     the tests whose own assertions would catch a regression (count and names), or

@@ -54,7 +54,7 @@ def header(results: dict[str, Any]) -> dict[str, Any]:
 
 
 def baseline_repairs(results: dict[str, Any]) -> list[dict[str, str]]:
-    """What the harness repaired on the clusters (pbs_harness.baseline): leftovers of an earlier run or
+    """What the harness repaired on the clusters (pbs_harness.suite.baseline): leftovers of an earlier run or
     of a server restart found at session start, and repairs after a test beyond deleting its work."""
     return [
         {"test": t["nodeid"].split("::")[-1], "cluster": t.get("cluster", ""), "repair": text}
@@ -74,7 +74,7 @@ def repair_lines(h: dict[str, Any]) -> list[str]:
 
 
 def known_defects(results: dict[str, Any]) -> dict[str, int]:
-    """How often this run met a known OpenPBS race (pbs_harness.defect_retry): attempts that met it,
+    """How often this run met a known OpenPBS race (pbs_harness.suite.defect_retry): attempts that met it,
     tests that did, and of those how many then passed on a fresh job or met it on every attempt."""
     hit = [t for t in results.get("tests", []) if t.get("known_defects") or t.get("defect_every_attempt")]
     again = [t for t in hit if t.get("defect_every_attempt")]  # the last attempt met it too: a failure

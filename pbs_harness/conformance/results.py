@@ -6,8 +6,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from pbs_harness.common.errors import PreconditionError
 from pbs_harness.conformance import jsonfile
-from pbs_harness.errors import PreconditionError
 
 HINT = "give the results.json a test run wrote (reports/results.json by default, or pytest's --results-json)"
 
@@ -57,11 +57,11 @@ TEST_OPTIONAL: dict[str, type | tuple[type, ...]] = {
     "evidence": str,
     "known_defects": list,
     "defect_every_attempt": int,
-    "baseline_repairs": list,  # what pbs_harness.baseline repaired around the test
-    "not_in_release": bool,  # skipped because the release lacks a feature (pbs_harness.release_features)
+    "baseline_repairs": list,  # what pbs_harness.suite.baseline repaired around the test
+    "not_in_release": bool,  # skipped because the release lacks a feature (pbs_harness.suite.release_features)
     "started": str,  # wall clock, ISO, the start of its (first) setup
     "finished": str,  # the end of its (last) teardown
-    "faults": list,  # fault windows: {kind, target, started, healed} (pbs_harness.faults.log.windows)
+    "faults": list,  # fault windows: {kind, target, started, healed} (pbs_harness.suite.faults.log.windows)
 }
 OUTCOMES = ("passed", "failed", "error", "skipped", "xfailed", "xpassed")
 

@@ -15,7 +15,7 @@ failed makes the interface `fail`, guard or not.
   skipped      every guard that ran was skipped (the reason is shown)
   not in this release
                every guard that ran was skipped because the OpenPBS under test lacks a feature
-               it needs (pbs_harness.release_features); a failed tagged test still makes it fail
+               it needs (pbs_harness.suite.release_features); a failed tagged test still makes it fail
   not run      tests exist but none ran in this run
   not covered  no test is tagged with the interface
 """

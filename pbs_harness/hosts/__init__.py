@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from pbs_harness.hosts.base import HostKind, HostVars
 
 if TYPE_CHECKING:
-    from pbs_harness.cluster import Cluster
+    from pbs_harness.remote.cluster import Cluster
 
 # The one inventory variable that names a host's kind.
 KIND_VAR = "pbs_harness_host_kind"
@@ -24,10 +24,10 @@ KIND_VAR = "pbs_harness_host_kind"
 DEFAULT_KIND = "ssh"
 
 KINDS: dict[str, str] = {
-    "namespace": "pbs_harness.backends.namespace.NamespaceHost",
-    "system": "pbs_harness.backends.system.SystemHost",
-    "ssh": "pbs_harness.backends.ssh.SshHost",
-    "aws": "pbs_harness.backends.aws.AwsHost",
+    "namespace": "pbs_harness.hosts.namespace.NamespaceHost",
+    "system": "pbs_harness.hosts.system.SystemHost",
+    "ssh": "pbs_harness.hosts.ssh.SshHost",
+    "aws": "pbs_harness.hosts.aws.AwsHost",
 }
 
 # Inventories written before KIND_VAR said "local host" and "flavour" in two variables; read them too,

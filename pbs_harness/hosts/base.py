@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 if TYPE_CHECKING:
-    from pbs_harness.cluster import Cluster
+    from pbs_harness.remote.cluster import Cluster
 
 # A host's inventory variables, as `ansible-inventory --list` gives them.
 HostVars = Mapping[str, Any]

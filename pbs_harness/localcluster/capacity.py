@@ -19,8 +19,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from pbs_harness import cgroups
-from pbs_harness.errors import PreconditionError
+from pbs_harness.common.errors import PreconditionError
+from pbs_harness.localcluster.containers import cgroups
 from pbs_harness.localcluster.spec import ClusterSpec
 
 # A host's daemons, sshd and init, idle: measured 4-9 MiB on a MoM-only host and ~66 MiB on the

@@ -14,10 +14,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from pbs_harness.backends import FLAVOUR_VAR
-from pbs_harness.errors import PreconditionError
+from pbs_harness.common.errors import PreconditionError
+from pbs_harness.deploy.openpbs_source import PROVENANCE_FILE
+from pbs_harness.hosts.backend import FLAVOUR_VAR
 from pbs_harness.localcluster.state import ClusterState
-from pbs_harness.openpbs_source import PROVENANCE_FILE
 
 NAMESPACE = {
     "openpbs_install_method": "existing",

@@ -18,7 +18,7 @@ import string
 from dataclasses import dataclass
 from pathlib import Path
 
-from pbs_harness.errors import PreconditionError
+from pbs_harness.common.errors import PreconditionError
 from pbs_harness.localcluster import state
 from pbs_harness.localcluster.spec import ClusterSpec
 

@@ -1,6 +1,6 @@
 """Booting a namespaced host (tini -> host-init.sh -> sshd), and waiting for any local host's sshd.
 
-Each host's processes live in its cgroups (pbs_harness.cgroups, pbs-harness/<host>), which give
+Each host's processes live in its cgroups (pbs_harness.localcluster.containers.cgroups, pbs-harness/<host>), which give
 pause, crash and an exact answer to "is this host running" (backends/local.py).
 """
 
@@ -12,11 +12,11 @@ from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 
-from pbs_harness import cgroups
-from pbs_harness.errors import UnreachableError
+from pbs_harness.common.errors import UnreachableError
+from pbs_harness.common.waits import wait_until
 from pbs_harness.localcluster import state
+from pbs_harness.localcluster.containers import cgroups
 from pbs_harness.localcluster.spec import HostSpec
-from pbs_harness.waits import wait_until
 
 
 def is_running(host: HostSpec) -> bool:

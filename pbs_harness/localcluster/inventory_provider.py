@@ -1,4 +1,4 @@
-"""The local cluster as the provider of an inventory's hosts (the interface of pbs_harness.providers).
+"""The local cluster as the provider of an inventory's hosts (the interface of pbs_harness.hosts.providers).
 
 Recognised before listing by its inventory script (inventory/local/cluster.py), and after by the
 variable every host of the script's listing and of a written inventory carries (local_cluster_host).
@@ -12,8 +12,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from pbs_harness.backends import flavour_of
-from pbs_harness.errors import PreconditionError
+from pbs_harness.common.errors import PreconditionError
+from pbs_harness.hosts.backend import flavour_of
 from pbs_harness.localcluster import network, provider, sshkeys, state
 
 SCRIPT = "cluster.py"

@@ -15,8 +15,8 @@ import pwd
 import stat
 from pathlib import Path
 
-from pbs_harness import shell
-from pbs_harness.errors import PreconditionError
+from pbs_harness.common import shell
+from pbs_harness.common.errors import PreconditionError
 from pbs_harness.localcluster import state
 
 # UID of a created login account: the first free one from here (the test accounts use 20000-20004),

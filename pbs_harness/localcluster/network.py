@@ -9,7 +9,7 @@ from __future__ import annotations
 import ipaddress
 import json
 
-from pbs_harness import shell
+from pbs_harness.common import shell
 from pbs_harness.localcluster.spec import ClusterSpec, HostSpec
 
 PARTITION_CHAIN = "PBSH_PARTITION"

@@ -7,8 +7,8 @@ import shutil
 from collections.abc import Callable
 from pathlib import Path
 
-from pbs_harness import shell
-from pbs_harness.errors import PreconditionError
+from pbs_harness.common import shell
+from pbs_harness.common.errors import PreconditionError
 from pbs_harness.localcluster import network, registry
 from pbs_harness.localcluster.registry import STATE_PARENT
 from pbs_harness.localcluster.spec import ClusterSpec

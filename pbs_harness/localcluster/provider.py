@@ -3,7 +3,7 @@
 Every function takes `root`, the cluster's state directory (default: $PBS_HARNESS_STATE_DIR or
 /var/lib/pbs-harness/local); several clusters live side by side in several state directories.
 
-Two flavours of host (pbs_harness.backends): namespace hosts share this machine's /opt, /usr, /etc
+Two flavours of host (pbs_harness.hosts.backend): namespace hosts share this machine's /opt, /usr, /etc
 and /home (their names go into this machine's /etc/hosts, a login user into its /etc/passwd);
 system hosts have their own root and change nothing of this machine's /etc.
 """
@@ -16,11 +16,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pbs_harness import images, openpbs_build, project, shell
-from pbs_harness.backends.namespace import NamespaceHost
-from pbs_harness.backends.system import SystemHost
-from pbs_harness.errors import PreconditionError, UnreachableError
+from pbs_harness.common import project, shell
+from pbs_harness.common.errors import PreconditionError, UnreachableError
+from pbs_harness.deploy import openpbs_build
+from pbs_harness.hosts.namespace import NamespaceHost
+from pbs_harness.hosts.system import SystemHost
 from pbs_harness.localcluster import hostsfile, login, network, preflight, registry, sshkeys, state
+from pbs_harness.localcluster.containers import images
 from pbs_harness.localcluster.spec import ClusterSpec, HostSpec
 
 # Bind-mount targets that must exist on the controller for the per-host copies.
@@ -208,7 +210,7 @@ def _wait_or_reboot(host: LocalHost, found_running: bool, progress: Progress) ->
 
 
 def backend(st: state.ClusterState, host: HostSpec, root: Path | None = None) -> LocalHost:
-    """The backend of one host of the cluster recorded in `st` (pbs_harness.backends)."""
+    """The backend of one host of the cluster recorded in `st` (pbs_harness.hosts.backend)."""
     if st.flavour == "system":
         return SystemHost(st.spec, host, state.state_dir(root), [Path(p) for p in st.image_lowerdirs])
     return NamespaceHost(st.spec, host, state.state_dir(root))
@@ -324,6 +326,6 @@ def inventory_host(name: str, host_vars: dict[str, Any]) -> LocalHost:
     if not host_vars.get(LOCAL_HOST_VAR):
         raise PreconditionError(
             f"{name} is not a local-cluster host (no {LOCAL_HOST_VAR} in its inventory variables)",
-            "host-level faults of VMs go over SSH (pbs_harness.backends.ssh)",
+            "host-level faults of VMs go over SSH (pbs_harness.hosts.ssh)",
         )
     return host(name, state_dir_of(host_vars))

@@ -1,7 +1,7 @@
 """Which local host plays which part in the suites, by position, so host names stay free.
 
 The local inventory (inventory/local/cluster.py) gives these variables to its groups, exactly as
-a hand-written inventory would in its group_vars; pbs_harness.topology reads the parts back:
+a hand-written inventory would in its group_vars; pbs_harness.suite.topology reads the parts back:
   last host (not the server)      a multi-vnode host: openpbs_mom_vnode_layouts gives it a natural
                                   vnode and MULTI_VNODES more, 1 cpu / 1gb each (PTL's hostB layout)
   second-to-last (3+ hosts)       offers the custom resource `localssd` (openpbs_server_node_attributes)

@@ -9,13 +9,13 @@ import ipaddress
 import re
 from dataclasses import dataclass
 
-from pbs_harness.errors import PreconditionError
+from pbs_harness.common.errors import PreconditionError
 
 DEFAULT_SUBNET = "10.71.0.0/24"
 DEFAULT_HOSTS = 6
 MAX_HOSTS = 32
 DEFAULT_PREFIX = "pbsh"
-# Kinds of local host (pbs_harness.backends): namespaces sharing this machine's system, or systems
+# Kinds of local host (pbs_harness.hosts.backend): namespaces sharing this machine's system, or systems
 # of their own under systemd-nspawn, booted from IMAGES.
 FLAVOURS = ("namespace", "system")
 DEFAULT_FLAVOUR = "namespace"  # of a state record written before flavours existed

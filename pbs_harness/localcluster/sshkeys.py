@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pbs_harness import shell
+from pbs_harness.common import shell
 from pbs_harness.localcluster import state
 from pbs_harness.localcluster.spec import ClusterSpec, HostSpec
 

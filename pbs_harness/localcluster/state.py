@@ -19,7 +19,7 @@ import os
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
-from pbs_harness.errors import PreconditionError
+from pbs_harness.common.errors import PreconditionError
 from pbs_harness.localcluster.spec import ClusterSpec
 
 DEFAULT_STATE_DIR = Path("/var/lib/pbs-harness/local")

@@ -1,6 +1,6 @@
 """A system host: its own Debian root filesystem, systemd as PID 1, under systemd-nspawn.
 
-The root is the cached host image layer (pbs_harness.images) seen through overlayfs, with an
+The root is the cached host image layer (pbs_harness.localcluster.containers.images) seen through overlayfs, with an
 upper directory per host in its state directory (hosts/<name>/rootfs/), so every host writes only
 its own copy. Before each boot the harness writes what a cloud provider's first-boot agent would:
 the host name, a machine id, the host's SSH key (generated here, so known_hosts is exact and
@@ -10,7 +10,7 @@ or /usr is visible to the host, and nothing is written there.
 
 The container joins the host's network namespace, made beforehand (network.py), so addresses,
 partitions and the controller's view are those of namespace hosts; processes live in the freezer
-group pbs-harness/<name> (pbs_harness.nspawn), which gives crash and pause.
+group pbs-harness/<name> (pbs_harness.localcluster.containers.nspawn), which gives crash and pause.
 """
 
 from __future__ import annotations
@@ -20,9 +20,10 @@ import secrets
 import shutil
 from pathlib import Path
 
-from pbs_harness import cgroups, images, nspawn, shell
-from pbs_harness.errors import PreconditionError
+from pbs_harness.common import shell
+from pbs_harness.common.errors import PreconditionError
 from pbs_harness.localcluster import sshkeys, state
+from pbs_harness.localcluster.containers import cgroups, images, nspawn
 from pbs_harness.localcluster.spec import ClusterSpec, HostSpec
 
 SSHD_DROPIN = """\

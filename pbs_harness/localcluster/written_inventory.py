@@ -19,7 +19,7 @@ from pathlib import Path
 
 import yaml
 
-from pbs_harness.errors import PreconditionError
+from pbs_harness.common.errors import PreconditionError
 from pbs_harness.localcluster import flavour_vars, roles, sshkeys, state
 from pbs_harness.localcluster import inventory as local_inventory
 

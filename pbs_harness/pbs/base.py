@@ -6,9 +6,9 @@ import json
 import shlex
 from typing import Any
 
-from pbs_harness.cluster import Cluster
-from pbs_harness.evidence.pick import Attributes, named
-from pbs_harness.transport import CommandError, CommandResult, RemoteHost
+from pbs_harness.pbs.evidence.pick import Attributes, named
+from pbs_harness.remote.cluster import Cluster
+from pbs_harness.remote.transport import CommandError, CommandResult, RemoteHost
 
 # Sections of qstat/pbsnodes -F json output: each entry is an object named `<kind> <key>` in messages.
 SECTIONS = {"Jobs": "job", "nodes": "vnode", "Server": "server", "Queue": "queue", "Resv": "reservation"}

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from pbs_harness.cluster import Cluster
 from pbs_harness.pbs.hooks import Hooks
 from pbs_harness.pbs.jobs import Jobs
 from pbs_harness.pbs.moms import MomConfig
 from pbs_harness.pbs.nodes import Nodes
 from pbs_harness.pbs.resv import Reservations
 from pbs_harness.pbs.server import Server
-from pbs_harness.transport import RemoteHost
+from pbs_harness.remote.cluster import Cluster
+from pbs_harness.remote.transport import RemoteHost
 
 
 class Pbs:

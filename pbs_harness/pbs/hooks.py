@@ -5,9 +5,9 @@ from __future__ import annotations
 import shlex
 from collections.abc import Mapping
 
+from pbs_harness.common.waits import WaitTimeout, wait_until
 from pbs_harness.pbs.base import PbsCommands, qmgr_value
-from pbs_harness.transport import CommandError
-from pbs_harness.waits import WaitTimeout, wait_until
+from pbs_harness.remote.transport import CommandError
 
 
 class Hooks(PbsCommands):

@@ -8,8 +8,8 @@ from collections.abc import Sequence
 
 import pexpect
 
-from pbs_harness.cluster import Cluster
-from pbs_harness.transport import SSHTarget, wire_command
+from pbs_harness.remote.cluster import Cluster
+from pbs_harness.remote.transport import SSHTarget, wire_command
 
 PROMPT = "PBSH-PROMPT> "
 READY_RE = re.compile(r"qsub: job (\S+) ready")

@@ -6,10 +6,10 @@ import shlex
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pbs_harness.evidence.pick import Attributes
+from pbs_harness.common.waits import wait_until
 from pbs_harness.pbs.base import PbsCommands
-from pbs_harness.transport import CommandError, CommandResult
-from pbs_harness.waits import wait_until
+from pbs_harness.pbs.evidence.pick import Attributes
+from pbs_harness.remote.transport import CommandError, CommandResult
 
 
 class Jobs(PbsCommands):

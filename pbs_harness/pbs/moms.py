@@ -2,7 +2,7 @@
 
 Before the harness first changes a host's config it keeps a copy next to it (`config.pbs-harness-saved`);
 putting a config back (`put_back`, the baseline restore) removes the copy. A copy found when a session
-starts was left by a run killed before its restore: the baseline puts it back (pbs_harness.baseline).
+starts was left by a run killed before its restore: the baseline puts it back (pbs_harness.suite.baseline).
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import shlex
 from collections.abc import Mapping
 from datetime import datetime, timedelta
 
-from pbs_harness.cluster import Cluster
-from pbs_harness.transport import RemoteHost
+from pbs_harness.remote.cluster import Cluster
+from pbs_harness.remote.transport import RemoteHost
 
 SAVED_SUFFIX = ".pbs-harness-saved"
 
@@ -70,7 +70,7 @@ class MomConfig:
     def set_options(self, host: RemoteHost, options: Mapping[str, object], timeout: float = 20) -> datetime:
         """Set several directives ("$name": value) in one write + HUP; returns the time just before the
         HUP. Waits until the mom logged each value it read back (its own confirmation)."""
-        from pbs_harness.evidence.logs import mom_log
+        from pbs_harness.pbs.evidence.logs import mom_log
 
         config = self.read(host)
         for key, value in options.items():

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from pbs_harness.evidence.pick import Attributes
+from pbs_harness.common.waits import wait_until
 from pbs_harness.pbs.base import PbsCommands
-from pbs_harness.transport import CommandResult
-from pbs_harness.waits import wait_until
+from pbs_harness.pbs.evidence.pick import Attributes
+from pbs_harness.remote.transport import CommandResult
 
 
 def states(node: Mapping[str, Any]) -> set[str]:

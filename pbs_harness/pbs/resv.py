@@ -14,10 +14,10 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from pbs_harness.evidence.pick import Attributes
+from pbs_harness.common.waits import wait_until
 from pbs_harness.pbs.base import PbsCommands
-from pbs_harness.transport import CommandError, CommandResult
-from pbs_harness.waits import wait_until
+from pbs_harness.pbs.evidence.pick import Attributes
+from pbs_harness.remote.transport import CommandError, CommandResult
 
 RESV_ID_RE = re.compile(r"^(?P<id>[RSM]\d+\.\S+)\s+(?P<state>\S+)")
 RSTAT_TIME_FORMAT = "%a %b %d %H:%M:%S %Y"  # pbs_rstat.c `fmt`, local time

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from pbs_harness.common.waits import WaitTimeout, wait_until
 from pbs_harness.pbs.base import PbsCommands, qmgr_value
 from pbs_harness.pbs.nodes import Nodes, nodes_up
-from pbs_harness.transport import CommandError, CommandResult
-from pbs_harness.waits import WaitTimeout, wait_until
+from pbs_harness.remote.transport import CommandError, CommandResult
 
 
 class VnodesNotReported(WaitTimeout):

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from pbs_harness.transport import CommandResult
+from pbs_harness.remote.transport import CommandResult
 
 ACCOUNTS_FILE = "ci/etc/install-system-packages"  # in the OpenPBS source
 _LINE = re.compile(r"^\s*(groupadd|useradd)\s+(.*?)\s*$")

@@ -25,9 +25,9 @@ import tarfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from pbs_harness import safetar
-from pbs_harness.errors import PreconditionError
-from pbs_harness.openpbs_source import sha256_file
+from pbs_harness.common import safetar
+from pbs_harness.common.errors import PreconditionError
+from pbs_harness.deploy.openpbs_source import sha256_file
 
 # What PTL needs from the source: the framework, the tests, upstream's accounts list and the version.
 SOURCE_PARTS = ("test/fw", "test/tests", "ci/etc/install-system-packages", "configure.ac")

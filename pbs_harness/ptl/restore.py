@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import PurePosixPath
 
-from pbs_harness.transport import RemoteHost
+from pbs_harness.remote.transport import RemoteHost
 
 
 def vnode_defs(host: RemoteHost, prefix: PurePosixPath) -> set[str]:

@@ -26,7 +26,7 @@ from pathlib import PurePosixPath
 
 from pbs_harness.ptl.selection import Group
 from pbs_harness.ptl.site import PtlSite
-from pbs_harness.transport import RemoteHost
+from pbs_harness.remote.transport import RemoteHost
 
 # PTL's per-test limit is max(600 s, the test's @timeout) (ptl_test_runner.py __get_timeout); a group
 # gets that per test and a margin for setUpClass and PTL's clean-up of temporary files.

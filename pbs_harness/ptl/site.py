@@ -1,5 +1,5 @@
 """Where PTL lives for a cluster, and how PTL on its server host reaches the other hosts: asked of the
-inventory and of its provider (pbs_harness.providers), never assumed.
+inventory and of its provider (pbs_harness.hosts.providers), never assumed.
 
 PTL runs on the server host, as root (pbs_benchpress is PTL's client: it stats the local server and
 reaches moms with `ssh HOST cmd` / `scp`). Three things come from the cluster:
@@ -20,8 +20,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from pbs_harness.errors import PreconditionError
-from pbs_harness.inventory import Inventory
+from pbs_harness.common.errors import PreconditionError
+from pbs_harness.remote.inventory import Inventory
 
 PTL_PREFIX_VAR = "ptl_prefix"
 PTL_SSH_CONFIG_VAR = "ptl_ssh_config"

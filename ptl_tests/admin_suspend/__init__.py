@@ -5,7 +5,7 @@ the job seen with ps on their hosts, shipped strings from the CLI, and the serve
 mom logs and the accounting records. PTL's 23 scenarios of pbs_admin_suspend.py map to these tests
 in docs/suites/admin_suspend.md.
 
-Hosts and users are taken by role from the `topology` fixture (pbs_harness/topology.py): "plain"
+Hosts and users are taken by role from the `topology` fixture (pbs_harness/suite/topology.py): "plain"
 hosts are execution hosts other than the server host that have a single (natural) vnode; the
 multi-vnode host is one with more vnodes than its natural one; the localssd vnode offers the custom
 resource `localssd`; the job owner, another user, the PBS operator and the PBS manager are the test

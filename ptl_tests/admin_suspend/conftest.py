@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from pbs_harness.jobfiles import JobFiles
-from pbs_harness.outcome import body_failed
+from pbs_harness.suite.jobfiles import JobFiles
+from pbs_harness.suite.outcome import body_failed
 from ptl_tests.admin_suspend_helpers import LEFT_BEHIND, LEFT_DIRS, SuspendKit, purge_left_behind
 
 

@@ -7,7 +7,7 @@ from datetime import datetime
 
 import pytest
 
-from pbs_harness.evidence.logs import server_log
+from pbs_harness.pbs.evidence.logs import server_log
 from ptl_tests.admin_suspend_helpers import FREE, MAINT, hook_log_vnode_maintenance, wait_nodes
 from ptl_tests.hook_files import create_hook
 

@@ -7,7 +7,7 @@ from datetime import datetime
 
 import pytest
 
-from pbs_harness.evidence.logs import sched_log
+from pbs_harness.pbs.evidence.logs import sched_log
 from pbs_harness.pbs.nodes import states
 from ptl_tests.admin_suspend_helpers import (
     BADSTATE,

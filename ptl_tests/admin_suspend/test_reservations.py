@@ -8,12 +8,12 @@ from datetime import datetime, timedelta
 
 import pytest
 
-from pbs_harness import leaks
-from pbs_harness.evidence import pick
-from pbs_harness.evidence.logs import server_log
+from pbs_harness.common.waits import wait_until
+from pbs_harness.pbs.evidence import pick
+from pbs_harness.pbs.evidence.logs import server_log
 from pbs_harness.pbs.nodes import states
 from pbs_harness.pbs.parsers import vnodes_of
-from pbs_harness.waits import wait_until
+from pbs_harness.suite import leaks
 from ptl_tests.admin_suspend_helpers import MAINT, RUNNING, accounting, maintenance_jobs, wait_nodes
 
 pytestmark = [pytest.mark.acceptance, pytest.mark.admin_suspend]

@@ -8,10 +8,10 @@ from datetime import datetime
 
 import pytest
 
-from pbs_harness.evidence import pick
-from pbs_harness.evidence.logs import sched_log
+from pbs_harness.common.waits import wait_until
+from pbs_harness.pbs.evidence import pick
+from pbs_harness.pbs.evidence.logs import sched_log
 from pbs_harness.pbs.parsers import vnodes_of
-from pbs_harness.waits import wait_until
 from ptl_tests.admin_suspend_helpers import (
     FREE,
     MAINT,

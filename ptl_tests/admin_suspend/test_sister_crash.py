@@ -7,7 +7,7 @@ from datetime import datetime
 
 import pytest
 
-from pbs_harness.evidence.logs import mom_log
+from pbs_harness.pbs.evidence.logs import mom_log
 from ptl_tests.admin_suspend_helpers import (
     FREE,
     JOBEXIST,

@@ -8,7 +8,7 @@ from datetime import datetime
 
 import pytest
 
-from pbs_harness.evidence.logs import sched_log, server_log
+from pbs_harness.pbs.evidence.logs import sched_log, server_log
 from pbs_harness.pbs.nodes import states
 from pbs_harness.pbs.parsers import vnodes_of
 from ptl_tests.admin_suspend_helpers import (

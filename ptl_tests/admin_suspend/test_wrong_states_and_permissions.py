@@ -9,8 +9,8 @@ from datetime import datetime
 
 import pytest
 
-from pbs_harness.evidence.logs import server_log
 from pbs_harness.pbs.base import parse_json
+from pbs_harness.pbs.evidence.logs import server_log
 from ptl_tests.admin_suspend_helpers import (
     ATTRRO,
     BAD_NODE_VALUE,

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from pbs_harness.waits import wait_until
+from pbs_harness.common.waits import wait_until
 
 pytestmark = pytest.mark.acceptance
 

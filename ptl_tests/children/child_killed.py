@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from pbs_harness.common.waits import wait_until
 from pbs_harness.pbs.resv import rsub_time
-from pbs_harness.waits import wait_until
 from ptl_tests.hook_files import SuiteHook, create_hook
 
 pytestmark = pytest.mark.acceptance

@@ -3,7 +3,7 @@
 
 import pytest
 
-from pbs_harness import baseline as baseline_mod
+from pbs_harness.suite import baseline as baseline_mod
 
 pytestmark = pytest.mark.acceptance
 

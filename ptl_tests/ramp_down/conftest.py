@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from pbs_harness.jobfiles import JobFiles
+from pbs_harness.suite.jobfiles import JobFiles
 from ptl_tests.ramp_down.jobs import start_job
 from ptl_tests.ramp_down_helpers import BlockedStageout, Roles, TaskEnvReport
 

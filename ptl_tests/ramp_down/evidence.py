@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from datetime import datetime
 
-from pbs_harness.evidence.accounting import AccountingReader
-from pbs_harness.evidence.logs import mom_log, server_log
+from pbs_harness.pbs.evidence.accounting import AccountingReader
+from pbs_harness.pbs.evidence.logs import mom_log, server_log
 from ptl_tests.ramp_down.assignment import Assignment
 from ptl_tests.ramp_down_helpers import Roles
 

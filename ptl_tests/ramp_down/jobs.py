@@ -10,9 +10,9 @@ from datetime import datetime, timedelta
 
 import pytest
 
+from pbs_harness.common.waits import wait_until
 from pbs_harness.pbs.parsers import parse_select
 from pbs_harness.pbs.substates import RUNNING
-from pbs_harness.waits import wait_until
 from ptl_tests import jobscripts
 from ptl_tests.ramp_down.assignment import Assignment
 from ptl_tests.ramp_down_helpers import Roles, TaskEnvReport, extra_select, standard_select

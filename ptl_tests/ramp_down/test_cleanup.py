@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from pbs_harness.evidence.logs import mom_log
-from pbs_harness.waits import wait_until
+from pbs_harness.common.waits import wait_until
+from pbs_harness.pbs.evidence.logs import mom_log
 from ptl_tests.hook_files import install_hooks
 from ptl_tests.ramp_down.jobs import start_job
 from ptl_tests.ramp_down_helpers import hook_log_event_on_this_host

@@ -6,10 +6,10 @@ from datetime import datetime
 
 import pytest
 
-from pbs_harness.evidence.logs import mom_log
+from pbs_harness.common.waits import WaitTimeout, wait_until
+from pbs_harness.pbs.evidence.logs import mom_log
 from pbs_harness.pbs.parsers import parse_exec_vnode
 from pbs_harness.pbs.substates import RUNNING
-from pbs_harness.waits import WaitTimeout, wait_until
 from ptl_tests.ramp_down.assignment import Assignment, assert_job_matches
 from ptl_tests.ramp_down.evidence import accounting
 from ptl_tests.ramp_down.jobs import task_pids, wait_tasks_gone

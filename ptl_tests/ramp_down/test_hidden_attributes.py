@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pbs_harness.evidence import pick
+from pbs_harness.pbs.evidence import pick
 from pbs_harness.pbs.parsers import vnodes_of
 from ptl_tests.ramp_down.assignment import Assignment
 from ptl_tests.ramp_down.evidence import accounting

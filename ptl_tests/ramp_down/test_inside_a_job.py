@@ -8,12 +8,12 @@ from datetime import datetime, timedelta
 
 import pytest
 
-from pbs_harness.evidence import pick
-from pbs_harness.jobfiles import JobFiles
+from pbs_harness.common.waits import wait_until
+from pbs_harness.pbs.evidence import pick
 from pbs_harness.pbs.interactive import InteractiveJob
 from pbs_harness.pbs.parsers import parse_exec_host
 from pbs_harness.pbs.substates import RUNNING
-from pbs_harness.waits import wait_until
+from pbs_harness.suite.jobfiles import JobFiles
 from ptl_tests import jobscripts
 from ptl_tests.ramp_down.assignment import Assignment, assert_job_matches
 from ptl_tests.ramp_down.evidence import accounting

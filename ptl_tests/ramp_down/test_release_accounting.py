@@ -7,11 +7,11 @@ import re
 
 import pytest
 
-from pbs_harness.evidence import pick
-from pbs_harness.evidence.accounting import walltime_seconds
-from pbs_harness.evidence.logs import mom_log
+from pbs_harness.common.waits import wait_until
+from pbs_harness.pbs.evidence import pick
+from pbs_harness.pbs.evidence.accounting import walltime_seconds
+from pbs_harness.pbs.evidence.logs import mom_log
 from pbs_harness.pbs.parsers import size_kb
-from pbs_harness.waits import wait_until
 from ptl_tests import jobscripts
 from ptl_tests.ramp_down.evidence import accounting
 from ptl_tests.ramp_down.jobs import SLEEP, start_job

@@ -9,9 +9,9 @@ from collections import Counter
 
 import pytest
 
-from pbs_harness.evidence import pick
-from pbs_harness.evidence.logs import mom_log, server_log
-from pbs_harness.waits import wait_until
+from pbs_harness.common.waits import wait_until
+from pbs_harness.pbs.evidence import pick
+from pbs_harness.pbs.evidence.logs import mom_log, server_log
 from ptl_tests.ramp_down.assignment import Assignment, assert_job_matches, unchanged
 from ptl_tests.ramp_down.evidence import accounting, released_vnode_logs
 from ptl_tests.ramp_down.jobs import start_job, start_standard_job, task_pids, wait_tasks_gone, with_extra

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 
 import pytest
 
-from pbs_harness.evidence import pick
-from pbs_harness.evidence.logs import mom_log
+from pbs_harness.pbs.evidence import pick
+from pbs_harness.pbs.evidence.logs import mom_log
 from ptl_tests.hook_files import create_hook
 from ptl_tests.ramp_down.assignment import Assignment, assert_job_matches
 from ptl_tests.ramp_down.evidence import accounting, released_vnode_logs

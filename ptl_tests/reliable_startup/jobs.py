@@ -3,7 +3,7 @@ and pbs_tmrsh from inside the job) with its check."""
 
 from __future__ import annotations
 
-from pbs_harness.evidence import pick
+from pbs_harness.pbs.evidence import pick
 from ptl_tests import jobscripts
 from ptl_tests.reliable_startup_helpers import SLEEP, StartupKit
 

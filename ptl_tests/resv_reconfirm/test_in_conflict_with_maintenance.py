@@ -12,12 +12,12 @@ from datetime import datetime
 
 import pytest
 
-from pbs_harness import leaks
-from pbs_harness.evidence import pick
-from pbs_harness.evidence.logs import sched_log, server_log
+from pbs_harness.common.waits import WaitTimeout, wait_until
+from pbs_harness.pbs.evidence import pick
+from pbs_harness.pbs.evidence.logs import sched_log, server_log
 from pbs_harness.pbs.parsers import vnodes_of
 from pbs_harness.pbs.resv import rstat_epoch, rsub_time
-from pbs_harness.waits import WaitTimeout, wait_until
+from pbs_harness.suite import leaks
 from ptl_tests.resv_reconfirm_helpers import (
     CONFIRMED,
     DEGRADED,

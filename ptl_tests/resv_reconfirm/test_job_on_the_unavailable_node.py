@@ -9,9 +9,9 @@ from datetime import datetime
 
 import pytest
 
-from pbs_harness.evidence.logs import sched_log
+from pbs_harness.common.waits import wait_until
+from pbs_harness.pbs.evidence.logs import sched_log
 from pbs_harness.pbs.parsers import vnodes_of
-from pbs_harness.waits import wait_until
 from ptl_tests.resv_reconfirm_helpers import (
     LONG,
     RUNNING,

@@ -9,8 +9,8 @@ from datetime import datetime
 
 import pytest
 
-from pbs_harness.evidence import pick
 from pbs_harness.pbs.base import parse_json
+from pbs_harness.pbs.evidence import pick
 from pbs_harness.pbs.parsers import vnodes_of
 from ptl_tests.resv_reconfirm_helpers import (
     DEFAULT_RETRY,

@@ -15,7 +15,9 @@ from typing import Any
 
 import pytest
 
-from pbs_harness import cli, errors, inventory
+from pbs_harness import cli
+from pbs_harness.common import errors
+from pbs_harness.remote import inventory
 
 ROOT = Path(__file__).resolve().parents[2]
 # Loopback, port 9 (discard): nothing listens on it here, so a connection is refused at once.

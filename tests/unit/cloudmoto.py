@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from pbs_harness import reachability
+from pbs_harness.remote import reachability
 
 
 def _free_port() -> int:

@@ -2,7 +2,7 @@
 
 from datetime import datetime
 
-from pbs_harness.evidence.accounting import of, parse, parse_line, split_fields, walltime_seconds
+from pbs_harness.pbs.evidence.accounting import of, parse, parse_line, split_fields, walltime_seconds
 
 TEXT = """\
 11/21/2026 16:20:00;Q;12.pbsh01;queue=workq

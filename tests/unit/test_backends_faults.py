@@ -14,18 +14,18 @@ from pathlib import Path
 
 import pytest
 
-from pbs_harness import faults
-from pbs_harness.backends import FLAVOUR_VAR, flavour_of, for_host
-from pbs_harness.backends.namespace import NamespaceHost
-from pbs_harness.backends.ssh import SshHost
-from pbs_harness.backends.system import SystemHost
-from pbs_harness.cluster import Cluster
-from pbs_harness.faults import HostCrash, HostPartition, HostPause, Nemesis
-from pbs_harness.faults import log as fault_log
-from pbs_harness.faults.log import FaultLog
-from pbs_harness.inventory import Inventory, InventoryHost
+from pbs_harness.hosts.backend import FLAVOUR_VAR, flavour_of, for_host
+from pbs_harness.hosts.namespace import NamespaceHost
+from pbs_harness.hosts.ssh import SshHost
+from pbs_harness.hosts.system import SystemHost
 from pbs_harness.localcluster import network, provider, state
 from pbs_harness.localcluster.spec import ClusterSpec
+from pbs_harness.remote.cluster import Cluster
+from pbs_harness.remote.inventory import Inventory, InventoryHost
+from pbs_harness.suite import faults
+from pbs_harness.suite.faults import HostCrash, HostPartition, HostPause, Nemesis
+from pbs_harness.suite.faults import log as fault_log
+from pbs_harness.suite.faults.log import FaultLog
 
 # --- which backend --------------------------------------------------------------------------------
 

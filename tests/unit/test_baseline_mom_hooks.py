@@ -6,7 +6,7 @@ after the end hooks finished does)."""
 from pathlib import Path
 from types import SimpleNamespace
 
-from pbs_harness import baseline
+from pbs_harness.suite import baseline
 
 
 class FakeServerHooks:

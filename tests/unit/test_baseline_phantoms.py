@@ -5,9 +5,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from pbs_harness import baseline
+from pbs_harness.common.waits import WaitTimeout
 from pbs_harness.pbs.server import VnodesNotReported
-from pbs_harness.waits import WaitTimeout
+from pbs_harness.suite import baseline
 
 
 def stub(nodes: dict, *, jobs: dict | None = None, server: dict | None = None, queues: dict | None = None):

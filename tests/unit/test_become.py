@@ -5,8 +5,8 @@ import shlex
 
 import pytest
 
-from pbs_harness.inventory import InventoryHost
-from pbs_harness.transport import SSHTarget, wire_command
+from pbs_harness.remote.inventory import InventoryHost
+from pbs_harness.remote.transport import SSHTarget, wire_command
 
 ROOT = SSHTarget("h", "10.0.0.1")
 OPS = SSHTarget("h", "10.0.0.1", user="ops", become=True)

@@ -15,7 +15,7 @@ import sys
 
 import pytest
 
-from pbs_harness import project
+from pbs_harness.common import project
 
 ROOT = project.root()
 

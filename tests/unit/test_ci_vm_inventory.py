@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from pbs_harness import hookconfig, inventory
+from pbs_harness.deploy import hookconfig
+from pbs_harness.remote import inventory
 
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "examples" / "ci" / "vm-inventory.sh"

@@ -18,9 +18,11 @@ from pathlib import Path
 
 import pytest
 
-from pbs_harness import deploy, errors, inventory, shell
+from pbs_harness.common import errors, shell
+from pbs_harness.deploy import playbook as deploy
 from pbs_harness.localcluster import network, preflight, provider
 from pbs_harness.localcluster.spec import ClusterSpec
+from pbs_harness.remote import inventory
 from tests.unit.badinput import (
     ROOT,
     assert_refused,
@@ -116,8 +118,8 @@ def test_bad_subnet(
 
 
 def test_unknown_deploy_tag(capsys: pytest.CaptureFixture[str]) -> None:
-    from pbs_harness import project
     from pbs_harness.cli.common import known_tags
+    from pbs_harness.common import project
 
     rc, out = run_cli(["deploy", "--tags", "install,instal"], capsys)
     assert_refused(rc, out, USAGE, "unknown tag(s) instal", "use " + ", ".join(sorted(known_tags(project.root()))))

@@ -18,7 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from pbs_harness import cli, errors
+from pbs_harness import cli
+from pbs_harness.common import errors
 from pbs_harness.localcluster import provider
 from tests.unit.badinput import ROOT, assert_refused, run_cli
 

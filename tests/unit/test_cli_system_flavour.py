@@ -14,8 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from pbs_harness import errors, images, openpbs_build
+from pbs_harness.common import errors
+from pbs_harness.deploy import openpbs_build
 from pbs_harness.localcluster import provider
+from pbs_harness.localcluster.containers import images
 from tests.unit.badinput import assert_refused, run_cli, snapshot, tripwire
 
 # FAKE package files: the first bytes of a .deb (an ar archive), which --openpbs checks; nothing more.

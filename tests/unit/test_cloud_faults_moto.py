@@ -20,8 +20,8 @@ from typing import Any
 import pytest
 import yaml
 
-from pbs_harness import errors
-from pbs_harness.faults import Nemesis
+from pbs_harness.common import errors
+from pbs_harness.suite.faults import Nemesis
 from tests.unit.test_cloud_moto import ec2, up
 
 

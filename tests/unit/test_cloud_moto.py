@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from pbs_harness import errors
+from pbs_harness.common import errors
 from tests.unit.badinput import assert_refused, run_cli
 
 REGION = "eu-west-1"

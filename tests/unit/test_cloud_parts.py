@@ -10,10 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from pbs_harness import deploy, errors
-from pbs_harness.backends.aws import AwsHost, endpoint_is_real
-from pbs_harness.cloud import lifecycle, records
-from pbs_harness.cloud.request import parse_duration, parse_ttl
+from pbs_harness.common import errors
+from pbs_harness.deploy import playbook as deploy
+from pbs_harness.hosts.aws import AwsHost, endpoint_is_real
+from pbs_harness.hosts.cloud import lifecycle, records
+from pbs_harness.hosts.cloud.request import parse_duration, parse_ttl
 from tests.unit.badinput import assert_refused, run_cli
 
 NOW = dt.datetime(2026, 11, 28, 3, 0, tzinfo=dt.UTC)

@@ -1,4 +1,4 @@
-"""A whole run on cloud hosts (`test --cloud`: pbs_harness.cloud.lifecycle.session) is always removed: after a
+"""A whole run on cloud hosts (`test --cloud`: pbs_harness.hosts.cloud.lifecycle.session) is always removed: after a
 pass, a failure, Ctrl-C, SIGTERM (a second one during the teardown ignored), and, when killed outright, by
 `sweep`. The real provision and teardown playbooks and amazon.aws modules run against moto's EC2 on 127.0.0.1.
 
@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from pbs_harness import errors
-from pbs_harness.cloud import lifecycle, records, request
+from pbs_harness.common import errors
+from pbs_harness.hosts.cloud import lifecycle, records, request
 from tests.unit.badinput import run_cli
 from tests.unit.test_cloud_moto import IMAGE, NOTHING, OWNER, REGION, ec2, freeze_tree, tagged
 
@@ -94,7 +94,7 @@ CHILD = """
 import signal, sys, time
 from pathlib import Path
 from pbs_harness import cli
-from pbs_harness.cloud import lifecycle, request
+from pbs_harness.hosts.cloud import lifecycle, request
 signal.signal(signal.SIGTERM, cli._terminate)
 req = request.CloudRequest(
     cloud="aws", region=sys.argv[1], hosts=2, instance_type="t3.medium", image=sys.argv[2],

@@ -14,10 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from pbs_harness import availability, project, testrun
-from pbs_harness.errors import PreconditionError
+from pbs_harness.common import project
+from pbs_harness.common.errors import PreconditionError
 from pbs_harness.localcluster import provider, state
 from pbs_harness.localcluster.spec import ClusterSpec
+from pbs_harness.suite import availability, testrun
 from tests.unit.badinput import InventoryConfig
 
 OTHER = "/elsewhere/another-clone"
@@ -109,7 +110,14 @@ def test_one_line_says_which_cluster_or_why_none(pytester: pytest.Pytester, stat
     _up_by(OTHER)
     pytester.makepyfile(test_acceptance=ACCEPTANCE_TEST)
     out = pytester.runpytest_subprocess(
-        "-p", "pbs_harness.plugin", "-p", "pbs_harness.progress", "-p", "no:cacheprovider", verbosity, timeout=120
+        "-p",
+        "pbs_harness.suite.plugin",
+        "-p",
+        "pbs_harness.suite.progress",
+        "-p",
+        "no:cacheprovider",
+        verbosity,
+        timeout=120,
     ).stdout.str()
     lines = [ln for ln in out.splitlines() if ln.startswith("pbs-harness:")]
     assert len(lines) == 1, out

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from pbs_harness import cli, errors
+from pbs_harness import cli
+from pbs_harness.common import errors
 from pbs_harness.conformance import builds, catalogue, compare
 from tests.unit import report_fixtures as fx
 

@@ -1,4 +1,4 @@
-"""The declared state (pbs_harness.declared) and its comparison with the live server (pbs_harness.drift).
+"""The declared state (pbs_harness.suite.declared) and its comparison with the live server (pbs_harness.suite.drift).
 
 Plain data stands in for the cluster: `qmgr -c 'print server'` text as OpenPBS 23.06 prints it,
 pbsnodes-shaped dicts, `list hook` attributes and md5 sums. Nothing talks to PBS here; the repairs
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 
-from pbs_harness import declared, drift
+from pbs_harness.suite import declared, drift
 
 PRINT_SERVER = """#
 # Create resources and set their properties.

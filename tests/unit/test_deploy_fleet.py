@@ -11,8 +11,8 @@ import time
 
 import pytest
 
-from pbs_harness import errors
 from pbs_harness.cli import deploy
+from pbs_harness.common import errors
 
 
 @pytest.fixture

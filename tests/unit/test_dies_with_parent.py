@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[2]
 PARENT = textwrap.dedent(
     """
     import signal, subprocess, sys, time
-    from pbs_harness import shell
+    from pbs_harness.common import shell
     signum = int(sys.argv[1])
     child = subprocess.Popen(
         [sys.executable, "-c", "import time; time.sleep(60)"],

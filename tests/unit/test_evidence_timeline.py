@@ -8,10 +8,10 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from pbs_harness.evidence import accounting, collect, page, timeline
-from pbs_harness.evidence.logs import parse_line
-from pbs_harness.faults.log import FaultEvent, FaultLog
-from pbs_harness.transport import CommandResult
+from pbs_harness.pbs.evidence import accounting, collect, page, timeline
+from pbs_harness.pbs.evidence.logs import parse_line
+from pbs_harness.remote.transport import CommandResult
+from pbs_harness.suite.faults.log import FaultEvent, FaultLog
 
 T0 = datetime(2026, 11, 28, 2, 30, 0)
 

@@ -1,6 +1,6 @@
 """The exit-code table is one table, and the bad-input table names only tests that exist.
 
-README.md's "Exit codes" table must equal pbs_harness.errors.EXIT_CODES row for row, and every test
+README.md's "Exit codes" table must equal pbs_harness.common.errors.EXIT_CODES row for row, and every test
 that docs/bad-input.md names (`tests/unit/FILE.py::test_NAME`) must be a test function in that file.
 """
 
@@ -10,7 +10,7 @@ import ast
 import re
 from pathlib import Path
 
-from pbs_harness import errors
+from pbs_harness.common import errors
 
 ROOT = Path(__file__).resolve().parents[2]
 TEST_REF = re.compile(r"`(tests/unit/[\w/]+\.py)::(test_\w+)`")

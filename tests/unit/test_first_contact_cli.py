@@ -19,8 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from pbs_harness import errors, inventory
+from pbs_harness.common import errors
 from pbs_harness.localcluster import provider
+from pbs_harness.remote import inventory
 from tests.unit.badinput import ROOT, assert_refused, run_cli
 
 USAGE = errors.EXIT_USAGE

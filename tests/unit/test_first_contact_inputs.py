@@ -15,8 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from pbs_harness import deploy, errors, precheck, reachability
+from pbs_harness.common import errors
+from pbs_harness.deploy import playbook as deploy
 from pbs_harness.localcluster import provider
+from pbs_harness.remote import reachability
+from pbs_harness.suite import precheck
 from tests.unit.badinput import CLOSED, ROOT, assert_refused, run_cli, snapshot, tripwire, write_yaml_inventory
 from tests.unit.loopback import loopback_port
 
@@ -48,7 +51,7 @@ def test_a_bad_pytest_option_is_refused_before_any_host_is_probed(
     tmp_root: Path, no_work: None, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """`test -i UNREACHABLE --no-such-opt` used to exit 4: the hosts were probed before pytest read its line."""
-    from pbs_harness import inventory
+    from pbs_harness.remote import inventory
 
     monkeypatch.setattr(inventory, "check_reachable", tripwire("probe the hosts"))
     inv = write_yaml_inventory(tmp_root.parent, hosts_yaml())
@@ -184,7 +187,8 @@ def test_a_tarball_with_configure_ac_that_is_not_openpbs_is_refused(
     """It used to be taken as a source, and the builder image was made."""
     import tarfile
 
-    from pbs_harness import images, openpbs_build
+    from pbs_harness.deploy import openpbs_build
+    from pbs_harness.localcluster.containers import images
 
     monkeypatch.setattr(openpbs_build, "ensure", tripwire("build packages"))
     monkeypatch.setattr(images, "ensure", tripwire("make an image"), raising=False)
@@ -209,7 +213,7 @@ def test_zero_byte_packages_are_refused(
     """A zip or folder of zero-byte openpbs-{server,execution,client} .debs used to be cached as "OpenPBS 23.06.06"."""
     import zipfile
 
-    from pbs_harness import openpbs_build
+    from pbs_harness.deploy import openpbs_build
 
     monkeypatch.setattr(openpbs_build, "ensure", tripwire("cache the packages"))
     names = [f"openpbs-{k}_23.06.06-1_amd64.deb" for k in ("server", "execution", "client")]
@@ -251,7 +255,7 @@ def test_hook_item_values_are_judged_before_any_host(
     change: dict[str, object], says: str, fix: str, *, tmp_path: Path, isolated: Path,
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
 ) -> None:  # fmt: skip
-    from pbs_harness import inventory
+    from pbs_harness.remote import inventory
     from tests.unit.test_hook_config_bad_input import deploy_with, shipped_hook_list
 
     monkeypatch.setattr(inventory, "check_reachable", tripwire("probe the hosts"))
@@ -291,7 +295,7 @@ def test_a_cache_folder_that_is_a_file(
 def test_up_with_a_cache_folder_that_is_a_file(
     tmp_path: Path, isolated: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from pbs_harness import openpbs_build
+    from pbs_harness.deploy import openpbs_build
 
     monkeypatch.setattr(openpbs_build, "ensure", tripwire("build or cache packages"))
     blocker = tmp_path / "cache"

@@ -17,12 +17,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from pbs_harness.backends import FLAVOUR_VAR
-from pbs_harness.errors import PreconditionError
+from pbs_harness.common.errors import PreconditionError
+from pbs_harness.deploy.openpbs_source import PROVENANCE_FILE, Provenance
+from pbs_harness.hosts.backend import FLAVOUR_VAR
 from pbs_harness.localcluster import flavour_vars, sshkeys, state, written_inventory
 from pbs_harness.localcluster import inventory as local_inventory
 from pbs_harness.localcluster.spec import ClusterSpec
-from pbs_harness.openpbs_source import PROVENANCE_FILE, Provenance
 
 ROOT = Path(__file__).resolve().parents[2]
 VERSION = "23.06.06"

@@ -108,7 +108,7 @@ def child(pytester: pytest.Pytester, tmp_path_factory: pytest.TempPathFactory, m
     return pytester
 
 
-PLUGINS = ("-p", "pbs_harness.plugin", "-p", "pbs_harness.conformance.recorder", "-p", "no:cacheprovider")
+PLUGINS = ("-p", "pbs_harness.suite.plugin", "-p", "pbs_harness.conformance.recorder", "-p", "no:cacheprovider")
 
 
 def test_the_recorder_writes_each_cases_guards(child: pytest.Pytester, tmp_path: Path) -> None:

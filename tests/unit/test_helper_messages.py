@@ -18,13 +18,13 @@ from types import SimpleNamespace
 
 import pytest
 
-from pbs_harness.evidence import pick
-from pbs_harness.evidence.accounting import AccountingReader, parse_line
-from pbs_harness.evidence.logs import LogReader
+from pbs_harness.common.waits import WaitTimeout
 from pbs_harness.pbs.base import parse_json
+from pbs_harness.pbs.evidence import pick
+from pbs_harness.pbs.evidence.accounting import AccountingReader, parse_line
+from pbs_harness.pbs.evidence.logs import LogReader
 from pbs_harness.pbs.jobs import Jobs
 from pbs_harness.pbs.resv import parse_rstat
-from pbs_harness.waits import WaitTimeout
 from ptl_tests import jobscripts
 from ptl_tests.ramp_down.assignment import Assignment, assert_job_matches, unchanged
 from ptl_tests.ramp_down_helpers import TaskEnvReport
@@ -59,7 +59,7 @@ def failure(call) -> str:
     return message
 
 
-# --- pbs_harness.evidence.pick -----------------------------------------------------------------
+# --- pbs_harness.pbs.evidence.pick -----------------------------------------------------------------
 
 
 def test_pick_names_what_was_expected_and_what_the_list_held() -> None:

@@ -15,7 +15,10 @@ from typing import Any
 import pytest
 import yaml
 
-from pbs_harness import deploy, errors, hookconfig, inventory
+from pbs_harness.common import errors
+from pbs_harness.deploy import hookconfig
+from pbs_harness.deploy import playbook as deploy
+from pbs_harness.remote import inventory
 from tests.unit.badinput import ROOT, assert_refused, fake_ansible_inventory, listing, run_cli
 
 PRECONDITION = errors.EXIT_PRECONDITION

@@ -133,7 +133,7 @@ def _cluster_of(kind: str):
 
 
 def test_the_fault_layer_finds_the_kind_in_the_registry_and_logs_its_mechanism(recording_kind):
-    from pbs_harness.faults import Nemesis
+    from pbs_harness.suite.faults import Nemesis
 
     nemesis = Nemesis(_cluster_of("recording"))
     fault = nemesis.partition("h1")
@@ -148,7 +148,7 @@ def test_the_fault_layer_finds_the_kind_in_the_registry_and_logs_its_mechanism(r
 
 
 def test_a_fault_the_kind_does_not_declare_is_refused_before_anything_acts(recording_kind):
-    from pbs_harness.faults import FaultNotDeclared, Nemesis
+    from pbs_harness.suite.faults import FaultNotDeclared, Nemesis
 
     nemesis = Nemesis(_cluster_of("recording"))
     # crash is declared, but its heal is a boot, which is not: refused whole, not half done.
@@ -163,7 +163,7 @@ def test_a_fault_the_kind_does_not_declare_is_refused_before_anything_acts(recor
 
 
 def test_tests_skip_on_an_undeclared_fault_never_on_a_kind_name(recording_kind):
-    """What the needs_faults marker asks (pbs_harness.plugin): capabilities decide."""
+    """What the needs_faults marker asks (pbs_harness.suite.plugin): capabilities decide."""
     hv = {"h1": {hosts.KIND_VAR: "recording"}, "h2": {hosts.KIND_VAR: "aws"}}
     assert hosts.undeclared(hv, ("partition",)) is None
     why = hosts.undeclared(hv, ("crash", "boot"))

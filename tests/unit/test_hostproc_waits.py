@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from pbs_harness import cgroups
-from pbs_harness.backends.namespace import NamespaceHost
-from pbs_harness.errors import UnreachableError
+from pbs_harness.common.errors import UnreachableError
+from pbs_harness.hosts.namespace import NamespaceHost
 from pbs_harness.localcluster import hostproc
+from pbs_harness.localcluster.containers import cgroups
 from pbs_harness.localcluster.spec import ClusterSpec, HostSpec
 
 HOST = HostSpec(name="tst01", ip="192.0.2.1", index=1)

@@ -13,9 +13,10 @@ from types import SimpleNamespace
 
 import pytest
 
-from pbs_harness import deploy, errors
 from pbs_harness.cli import deploy as cli_deploy
-from pbs_harness.deploy import HostRecap, PlaybookRun, changed_tasks
+from pbs_harness.common import errors
+from pbs_harness.deploy import playbook as deploy
+from pbs_harness.deploy.playbook import HostRecap, PlaybookRun, changed_tasks
 
 OUTPUT = """
 TASK [openpbs_common : Firewall | Allow the cluster's hosts through ufw] *******

@@ -1,4 +1,5 @@
-"""pbs_harness.image_cache (`pbs-harness cache`): statuses of image layers and package sets in a cache
+"""pbs_harness.localcluster.containers.image_cache (`pbs-harness cache`):
+statuses of image layers and package sets in a cache
 folder made here (PBS_HARNESS_CACHE_DIR), and pruning. Fakes: the recorded clusters (registry.known and
 state.load are replaced by what a cluster on one layer and one package set would record)."""
 
@@ -10,8 +11,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from pbs_harness import image_cache, images
 from pbs_harness.localcluster import registry, state
+from pbs_harness.localcluster.containers import image_cache, images
 
 DIST = images.DISTRIBUTIONS["debian-12"]
 

@@ -1,4 +1,5 @@
-"""Image layers of system hosts (pbs_harness.images): recipes, keys, names, the container command line,
+"""Image layers of system hosts (pbs_harness.localcluster.containers.images):
+recipes, keys, names, the container command line,
 and what makes a root filesystem generic — nothing is debootstrapped, mounted or run.
 
 Faked: the cache (PBS_HARNESS_CACHE_DIR, a tmp folder), the mirror (PBS_HARNESS_DEBIAN_MIRROR), and for
@@ -12,9 +13,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from pbs_harness import images, nspawn
-from pbs_harness.errors import PreconditionError
+from pbs_harness.common.errors import PreconditionError
 from pbs_harness.localcluster import spec
+from pbs_harness.localcluster.containers import images, nspawn
 
 ROOT = Path(__file__).resolve().parents[2]
 BOOKWORM = images.distribution("debian-12")

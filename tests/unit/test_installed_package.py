@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from pbs_harness import errors
+from pbs_harness.common import errors
 from tests.unit.badinput import ROOT
 
 

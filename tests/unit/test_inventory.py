@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from pbs_harness.errors import PreconditionError, UnreachableError
-from pbs_harness.inventory import (
+from pbs_harness.common.errors import PreconditionError, UnreachableError
+from pbs_harness.remote.inventory import (
     OPENPBS_PREFIX_DEFAULT,
     Inventory,
     InventoryHost,

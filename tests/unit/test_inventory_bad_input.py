@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from pbs_harness import deploy, errors
+from pbs_harness.common import errors
+from pbs_harness.deploy import playbook as deploy
 from tests.unit.badinput import ROOT, assert_refused, fake_ansible_inventory, host_vars, listing, run_cli
 
 PRECONDITION = errors.EXIT_PRECONDITION

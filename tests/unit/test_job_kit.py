@@ -13,7 +13,7 @@ import pytest
 
 from pbs_harness.pbs.client import Pbs
 from pbs_harness.pbs.substates import RUNNING
-from pbs_harness.transport import CommandResult
+from pbs_harness.remote.transport import CommandResult
 from ptl_tests.admin_suspend_helpers import SuspendKit
 from ptl_tests.kit import JobKit
 from ptl_tests.reliable_startup_helpers import ORIGINAL_SELECT, StartupKit

@@ -1,4 +1,4 @@
-"""Job-written files made, read and removed where they are (pbs_harness/jobfiles.py), and how an
+"""Job-written files made, read and removed where they are (pbs_harness/suite/jobfiles.py), and how an
 inventory says the homes are shared (Inventory.shared_home from the moms' $usecp lines).
 
 Fakes: each host is a dict of file contents answering `cat`, `mkdir -p` and `rm -rf` as coreutils
@@ -13,10 +13,10 @@ from types import SimpleNamespace
 
 import pytest
 
-from pbs_harness.faults import Nemesis
-from pbs_harness.inventory import parse, usecp_shares
-from pbs_harness.jobfiles import JobFiles, merge
-from pbs_harness.transport import CommandError, CommandResult
+from pbs_harness.remote.inventory import parse, usecp_shares
+from pbs_harness.remote.transport import CommandError, CommandResult
+from pbs_harness.suite.faults import Nemesis
+from pbs_harness.suite.jobfiles import JobFiles, merge
 from ptl_tests import jobscripts
 
 HOSTS = ["h1", "h2", "h3"]  # h1 is the server host, hence the client

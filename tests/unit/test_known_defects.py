@@ -26,8 +26,9 @@ from typing import IO
 
 import pytest
 
-from pbs_harness import defects, project
-from pbs_harness.evidence import starters
+from pbs_harness.common import project
+from pbs_harness.pbs.evidence import starters
+from pbs_harness.suite import defects
 
 BLOCKED_STARTER = r"""
 import os, signal, sys
@@ -117,9 +118,9 @@ def test_stuck_starter_signature(target: str | None, count: int | None, is_defec
 
 CHILD_CONFTEST = """
 import pytest
-from pbs_harness import defects
+from pbs_harness.suite import defects
 
-from pbs_harness import plugin
+from pbs_harness.suite import plugin
 
 defects.diagnose = lambda cluster, before: "FAKE DEFECT seen" if cluster == "stuck" else None
 
@@ -138,7 +139,7 @@ def cluster(request):
 """
 
 CHILD_TEST = """
-from pbs_harness.waits import WaitTimeout
+from pbs_harness.common.waits import WaitTimeout
 
 def test_wait(cluster):
     raise WaitTimeout("job 1 substate=42", 1, {"substate": 41})
@@ -152,7 +153,7 @@ def test_without_retries_a_diagnosed_timeout_fails_naming_the_defect_and_others_
     assert "FAILED test_child.py::test_wait[stuck]" in out, out
     assert 'the "intermittent" OpenPBS defect happened on 1 of 1 attempts' in out, out
     assert "FAKE DEFECT seen. The test's wait" in out, out
-    assert "FAILED test_child.py::test_wait[healthy] - pbs_harness.waits.WaitTimeout" in out, out  # undiagnosed
+    assert "FAILED test_child.py::test_wait[healthy] - pbs_harness.common.waits.WaitTimeout" in out, out  # undiagnosed
 
 
 def test_a_diagnosed_timeout_on_every_attempt_fails_as_a_possible_regression(tmp_path: Path) -> None:
@@ -164,13 +165,13 @@ def test_a_diagnosed_timeout_on_every_attempt_fails_as_a_possible_regression(tmp
 
 
 # Faked: the diagnosis (the race is "seen" while the marker file says so) and the cluster fixture;
-# real: pytest, pbs_harness.plugin and pbs_harness.defect_retry running a child session.
+# real: pytest, pbs_harness.suite.plugin and pbs_harness.suite.defect_retry running a child session.
 RETRY_CONFTEST = """
 import os
 import pytest
-from pbs_harness import defects
+from pbs_harness.suite import defects
 
-from pbs_harness import plugin
+from pbs_harness.suite import plugin
 
 defects.diagnose = lambda cluster, before: "FAKE RACE seen" if os.path.exists("race") else None
 SETUPS = []
@@ -195,7 +196,7 @@ def cluster():
 RETRY_TEST = """
 import os
 import time
-from pbs_harness.waits import WaitTimeout
+from pbs_harness.common.waits import WaitTimeout
 
 def test_scenario(cluster):
     attempts = int(open("attempts").read()) + 1 if os.path.exists("attempts") else 1
@@ -215,12 +216,14 @@ def _child_session(tmp_path: Path, conftest: str, test: str, *args: str) -> str:
     (tmp_path / "conftest.py").write_text(conftest)
     (tmp_path / "test_child.py").write_text(test)
     return subprocess.run(
-        [sys.executable, "-m", "pytest", "-rxfP", "-p", "pbs_harness.defect_retry", "-p", "pbs_harness.plugin",
-         "-p", "no:cacheprovider", "--junitxml", "j.xml", *args, str(tmp_path)],
+        [sys.executable, "-m", "pytest", "-rxfP", "-p", "pbs_harness.suite.defect_retry",
+         "-p", "pbs_harness.suite.plugin", "-p", "no:cacheprovider", "--junitxml", "j.xml", *args, str(tmp_path)],
         cwd=tmp_path,
         capture_output=True,
         text=True,
-        env={**os.environ, "PYTHONPATH": str(project.root()), "PBS_HARNESS_LOCK_DIR": str(tmp_path / "locks")},
+        env={**os.environ, "PYTHONPATH": str(project.root()), "PBS_HARNESS_LOCK_DIR": str(tmp_path / "locks"),
+             # the short summary line is cut at the terminal's width; the asserted one names a long path
+             "COLUMNS": "200"},
         check=False,
         timeout=300,
     ).stdout  # fmt: skip
@@ -232,7 +235,7 @@ def _child(tmp_path: Path, *args: str) -> str:
 
 def test_a_test_that_met_the_race_runs_once_more_and_its_verdict_is_the_second_attempt(tmp_path: Path) -> None:
     (tmp_path / "race").touch()
-    out = _child(tmp_path, "-p", "pbs_harness.progress")
+    out = _child(tmp_path, "-p", "pbs_harness.suite.progress")
     assert "1 passed" in out, out
     assert "[attempt 2: the earlier one met a known OpenPBS race, see its evidence]" in out, out
     assert (tmp_path / "attempts").read_text() == "2"
@@ -394,7 +397,7 @@ def test_a_timeout_is_diagnosed_only_with_the_jobs_the_test_started_with(tmp_pat
 
 MET_TEST = """
 import os
-from pbs_harness import defect_retry
+from pbs_harness.suite import defect_retry
 
 def test_scenario(cluster, request):
     attempts = int(open("attempts").read()) + 1 if os.path.exists("attempts") else 1
@@ -458,6 +461,6 @@ def test_a_retried_attempt_is_a_rerun_row_of_its_own_in_every_report(tmp_path: P
 )
 def test_pytest_html_durations_round_the_whole_time(seconds: float, shown: str) -> None:
     """pytest-html 4.2 printed 00:00:60 for a 59.6 s test (#35)."""
-    from pbs_harness.parallel.binding import html_duration
+    from pbs_harness.suite.parallel.binding import html_duration
 
     assert html_duration(seconds) == shown

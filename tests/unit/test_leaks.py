@@ -1,4 +1,4 @@
-"""pbs_harness.leaks and the plugin's call-phase leak check, over stand-ins: SimpleNamespace objects
+"""pbs_harness.suite.leaks and the plugin's call-phase leak check, over stand-ins: SimpleNamespace objects
 play pbs.nodes/jobs/server/queues/hooks and each mom's hook directory (FAKED: only the shapes of
 pbsnodes -F json, qstat -Bf and `ls mom_priv/hooks`, `cat NAME.HK`). What it proves: which states count
 as a leak, that a leak raises in the test's own call phase (so it fails the test or is the strict xfail
@@ -11,7 +11,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from pbs_harness import baseline, leaks, plugin
+from pbs_harness.suite import baseline, leaks, plugin
 
 
 def fake_pbs(*, nodes=None, jobs=None, server=None, queues=None, server_hooks=(), mom_files=None) -> SimpleNamespace:

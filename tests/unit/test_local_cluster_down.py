@@ -4,10 +4,10 @@ from pathlib import Path
 
 import pytest
 
-from pbs_harness import inventory
-from pbs_harness.errors import PreconditionError
+from pbs_harness.common.errors import PreconditionError
 from pbs_harness.localcluster import provider
 from pbs_harness.localcluster.inventory import inventory as local_inventory
+from pbs_harness.remote import inventory
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -5,7 +5,7 @@ from datetime import datetime
 from pathlib import Path
 from types import SimpleNamespace
 
-from pbs_harness.evidence.logs import mom_log, parse_line, sched_log, server_log
+from pbs_harness.pbs.evidence.logs import mom_log, parse_line, sched_log, server_log
 
 
 def test_high_resolution_line() -> None:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from pbs_harness.errors import PreconditionError
+from pbs_harness.common.errors import PreconditionError
 from pbs_harness.localcluster import login, sshkeys
 from pbs_harness.localcluster.spec import ClusterSpec
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from pbs_harness import errors
+from pbs_harness.common import errors
 from pbs_harness.localcluster import fleet, spec
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -1,4 +1,4 @@
-"""How the mom-kill fault's heal starts pbs_mom again (pbs_harness.faults.start_mom_command), run by
+"""How the mom-kill fault's heal starts pbs_mom again (pbs_harness.suite.faults.start_mom_command), run by
 bash against fakes: a /proc of our own (PID 1's name, the mounts), cgroup directories in tmp_path,
 a `systemctl` script answering from a list of unit states and logging its calls, and a `pbs_mom`
 script logging the cgroup.procs it finds its parent shell in. No systemd, no PBS."""
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from pbs_harness.faults import start_mom_command
+from pbs_harness.suite.faults import start_mom_command
 
 UNIT = "/system.slice/pbs.service"
 

@@ -1,4 +1,4 @@
-"""The mutation check's own logic (pbs_harness.mutants, bench/bench_mutants.py), without a cluster or a build.
+"""The mutation check's own logic (pbs_harness.deploy.mutants, bench/bench_mutants.py), without a cluster or a build.
 
 Real: the find/replace and GNU patch applied to small trees in tmp folders, and taken back; the
 stage comparison; putting files into host roots that are tmp folders, and restoring them; reading
@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from pbs_harness import project
-from pbs_harness.errors import PreconditionError
-from pbs_harness.mutants import buildtree, hosts, patch
+from pbs_harness.common import project
+from pbs_harness.common.errors import PreconditionError
+from pbs_harness.deploy.mutants import buildtree, hosts, patch
 
 ROOT = project.root()
 ARCHIVE = ROOT.parent / "shared" / "openpbs" / "openpbs-master-cd7ab5e.tar.gz"

@@ -4,7 +4,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from pbs_harness.faults import FaultAlreadyActive, Nemesis
+from pbs_harness.suite.faults import FaultAlreadyActive, Nemesis
 
 
 @dataclass
@@ -53,7 +53,7 @@ def test_heal_all_heals_everything_and_reports_failures() -> None:
 
 
 def test_failing_hook_bodies_compile() -> None:
-    from pbs_harness.faults.hookbodies import failing_hook_body
+    from pbs_harness.suite.faults.hookbodies import failing_hook_body
 
     for how in ("reject", "exception", "sleep"):
         body = failing_hook_body(("pbsh02", "pbsh03"), how, 5)

@@ -7,7 +7,7 @@ themselves are checked by failing each on purpose in test_helper_messages.py).
 - Nowhere in ptl_tests: `next(...)` without a default; a subscript of `re.search/match/fullmatch(...)`
   (None when nothing matched); unpacking or indexing the list an evidence reader returned
   (`y_records`, `wait_for`, `of`, `matching`, `lines`, `records`, `chunks_of`, `hosts_of`, `vnodes_of`,
-  `chunk_vnodes`): pbs_harness.evidence.pick (one, first, last, nth, exactly) says what is missing.
+  `chunk_vnodes`): pbs_harness.pbs.evidence.pick (one, first, last, nth, exactly) says what is missing.
 """
 
 from __future__ import annotations

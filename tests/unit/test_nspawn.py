@@ -1,4 +1,5 @@
-"""systemd-nspawn containers in cgroups of their own (pbs_harness.nspawn, pbs_harness.cgroups), against a FAKE
+"""systemd-nspawn containers in cgroups of their own
+(pbs_harness.localcluster.containers.nspawn, pbs_harness.localcluster.containers.cgroups), against a FAKE
 cgroup filesystem.
 
 Faked: the cgroup filesystem — cgroups.CGROUP_FS points at a tmp folder laid out like the machine's
@@ -18,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from pbs_harness import cgroups, nspawn
-from pbs_harness.errors import PreconditionError, UnreachableError
+from pbs_harness.common.errors import PreconditionError, UnreachableError
+from pbs_harness.localcluster.containers import cgroups, nspawn
 
 UNIT = "pbsh02"
 

@@ -1,4 +1,4 @@
-"""OpenPBS packages from `--openpbs` (pbs_harness.openpbs_build): provenance, unpacking, the cache, the build's
+"""OpenPBS packages from `--openpbs` (pbs_harness.deploy.openpbs_build): provenance, unpacking, the cache, the build's
 container — without building anything.
 
 Faked: packages are empty files named like OpenPBS's .deb files; the cache is a tmp folder
@@ -20,10 +20,11 @@ from pathlib import Path
 
 import pytest
 
-from pbs_harness import images, nspawn, openpbs_build
-from pbs_harness.errors import PreconditionError
-from pbs_harness.openpbs_build import NO_WERROR, RPM_MACROS, BuildFailed, PackageSet
-from pbs_harness.openpbs_source import BUILD_SCRIPT, PROVENANCE_FILE, Provenance, Source, judge
+from pbs_harness.common.errors import PreconditionError
+from pbs_harness.deploy import openpbs_build
+from pbs_harness.deploy.openpbs_build import NO_WERROR, RPM_MACROS, BuildFailed, PackageSet
+from pbs_harness.deploy.openpbs_source import BUILD_SCRIPT, PROVENANCE_FILE, Provenance, Source, judge
+from pbs_harness.localcluster.containers import images, nspawn
 
 # FAKE package files: the first bytes of a .deb (an ar archive), which --openpbs checks; nothing more.
 FAKE_DEB = b"!<arch>\n"

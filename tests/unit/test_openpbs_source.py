@@ -1,4 +1,4 @@
-"""`--openpbs PATH` judged (pbs_harness.openpbs_source): which form it is, and every refusal with its fix.
+"""`--openpbs PATH` judged (pbs_harness.deploy.openpbs_source): which form it is, and every refusal with its fix.
 
 Faked: the OpenPBS inputs are small fixtures made in tmp_path — a source archive holding only
 TOP/configure.ac and TOP/ci/etc/build-pbs-packages.sh (with the pax 'comment' header `git archive`
@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from pbs_harness.errors import PreconditionError
-from pbs_harness.openpbs_source import BUILD_SCRIPT, archive_commit, judge, package_files, sha256_tree
+from pbs_harness.common.errors import PreconditionError
+from pbs_harness.deploy.openpbs_source import BUILD_SCRIPT, archive_commit, judge, package_files, sha256_tree
 
 # FAKE package files: the first bytes of a .deb (an ar archive), which --openpbs checks; nothing more.
 FAKE_DEB = b"!<arch>\n"

@@ -1,4 +1,4 @@
-"""pbs_harness.outcome: whether a test failed, as fixtures see it in teardown (a child pytest session
+"""pbs_harness.suite.outcome: whether a test failed, as fixtures see it in teardown (a child pytest session
 with the plugin, whose fixtures write what they saw to a file)."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import pathlib
 
 import pytest
 
-from pbs_harness import outcome
+from pbs_harness.suite import outcome
 
 SEEN = pathlib.Path(__file__).parent / "seen.json"
 
@@ -52,7 +52,7 @@ def test_call_failed_and_failed_as_teardown_sees_them(
     monkeypatch.setenv("PBS_HARNESS_STATE_DIR", str(tmp_path / "state"))
     monkeypatch.delenv("PBS_HARNESS_INVENTORY", raising=False)
     pytester.makepyfile(test_outcomes=SUITE)
-    pytester.runpytest_subprocess("-p", "pbs_harness.plugin", "-p", "no:cacheprovider", timeout=120)
+    pytester.runpytest_subprocess("-p", "pbs_harness.suite.plugin", "-p", "no:cacheprovider", timeout=120)
     seen = json.loads(Path(pytester.path / "seen.json").read_text())
     assert seen == {
         "test_passes": [False, False],

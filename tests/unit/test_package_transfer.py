@@ -1,4 +1,4 @@
-"""`pbs-harness cache --export/--import` of an OpenPBS package set (pbs_harness.package_transfer), between two
+"""`pbs-harness cache --export/--import` of an OpenPBS package set (pbs_harness.deploy.package_transfer), between two
 cache folders of the test (PBS_HARNESS_CACHE_DIR). The package set is a folder the test writes (a fake
 .deb's bytes and a provenance record): what this proves is the transfer and its checks, not the packages."""
 
@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from pbs_harness import openpbs_build, package_transfer
-from pbs_harness.errors import PreconditionError
-from pbs_harness.openpbs_source import PROVENANCE_FILE
+from pbs_harness.common.errors import PreconditionError
+from pbs_harness.deploy import openpbs_build, package_transfer
+from pbs_harness.deploy.openpbs_source import PROVENANCE_FILE
 
 NAME = "46a7c836d3213f53-debian-12-builder-2d5a0b73e731"
 

@@ -14,7 +14,7 @@ from importlib import metadata
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
-from pbs_harness import project
+from pbs_harness.common import project
 
 ROOT = project.root()
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())

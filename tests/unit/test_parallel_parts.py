@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 
 from pbs_harness.cli import fleet_up
+from pbs_harness.common.errors import PreconditionError
 from pbs_harness.conformance import catalogue, clusters, report
-from pbs_harness.errors import PreconditionError
 from pbs_harness.localcluster import capacity, fleet, registry
 from pbs_harness.localcluster.spec import ClusterSpec
-from pbs_harness.parallel import binding, durations, schedule
+from pbs_harness.suite.parallel import binding, durations, schedule
 
 ROOT = Path(__file__).resolve().parents[2]
 

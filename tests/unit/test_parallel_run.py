@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 PLUGINS = (
-    "-p", "pbs_harness.plugin", "-p", "pbs_harness.progress",
-    "-p", "pbs_harness.parallel.binding", "-p", "pbs_harness.parallel.durations",
-    "-p", "pbs_harness.parallel.controller",
+    "-p", "pbs_harness.suite.plugin", "-p", "pbs_harness.suite.progress",
+    "-p", "pbs_harness.suite.parallel.binding", "-p", "pbs_harness.suite.parallel.durations",
+    "-p", "pbs_harness.suite.parallel.controller",
 )  # fmt: skip
 
 WHERE = """

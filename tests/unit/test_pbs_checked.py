@@ -10,7 +10,7 @@ import pytest
 
 from pbs_harness.pbs.jobs import Jobs
 from pbs_harness.pbs.server import Server
-from pbs_harness.transport import CommandError, CommandResult
+from pbs_harness.remote.transport import CommandError, CommandResult
 
 
 @dataclass

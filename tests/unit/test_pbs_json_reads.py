@@ -11,7 +11,7 @@ import pytest
 
 from pbs_harness.pbs.jobs import Jobs
 from pbs_harness.pbs.nodes import Nodes
-from pbs_harness.transport import CommandError, CommandResult
+from pbs_harness.remote.transport import CommandError, CommandResult
 
 FULL = json.dumps({"nodes": {"pbsh02": {"state": "maintenance", "maintenance_jobs": "1.pbsh01"}}})
 

@@ -6,7 +6,7 @@ import os
 import subprocess
 import sys
 
-from pbs_harness import project
+from pbs_harness.common import project
 
 
 def test_collecting_the_suites_rewrites_every_plugin() -> None:

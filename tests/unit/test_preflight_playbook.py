@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from pbs_harness import deploy, errors
+from pbs_harness.common import errors
+from pbs_harness.deploy import playbook as deploy
 from tests.unit.badinput import CLOSED
 
 

@@ -1,4 +1,4 @@
-"""The progress plugin (pbs_harness.progress): a line per finished test, a summary per suite, one
+"""The progress plugin (pbs_harness.suite.progress): a line per finished test, a summary per suite, one
 line per skip reason. Each case runs a child pytest session (pytester, in a subprocess so the
 harness plugin's signal handlers stay there) on small tests that pass, fail, skip and xfail;
 no cluster is involved."""
@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-PLUGINS = ("-p", "pbs_harness.plugin", "-p", "pbs_harness.progress", "-p", "no:cacheprovider")
+PLUGINS = ("-p", "pbs_harness.suite.plugin", "-p", "pbs_harness.suite.progress", "-p", "no:cacheprovider")
 
 SMOKE_TESTS = """
 import pytest

@@ -204,8 +204,8 @@ def test_the_source_script_records_the_archives_name_and_commit(tmp_path: Path, 
 
 
 def test_the_record_the_packages_build_writes_is_the_one_the_report_reads() -> None:
-    """One format: pbs_harness.openpbs_source.Provenance writes it, conformance.provenance reads it."""
-    from pbs_harness.openpbs_source import Provenance as Written
+    """One format: pbs_harness.deploy.openpbs_source.Provenance writes it, conformance.provenance reads it."""
+    from pbs_harness.deploy.openpbs_source import Provenance as Written
 
     kinds = {"server": "openpbs-server_23.06.06-1_amd64.deb", "execution": "openpbs-execution_23.06.06-1_amd64.deb"}
     written = Written("archive", "openpbs-v23.06.06.tar.gz", "9" * 64, COMMIT, "23.06.06", kinds, "debian-11-builder-x")

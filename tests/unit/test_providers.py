@@ -1,5 +1,5 @@
-"""An inventory's provider (pbs_harness.providers): which one an inventory has, before and after it is
-listed, what each advises, and that the session judges availability once (pbs_harness.availability).
+"""An inventory's provider (pbs_harness.hosts.providers): which one an inventory has, before and after it is
+listed, what each advises, and that the session judges availability once (pbs_harness.suite.availability).
 
 Nothing is brought up: the local cluster's state is a state.json in tmp_path, listings come from a
 FAKE ansible-inventory (tests/unit/badinput.py), hosts are a closed loopback port, and where the
@@ -14,13 +14,14 @@ from typing import Any
 
 import pytest
 
-from pbs_harness import availability, providers, testrun
-from pbs_harness import inventory as inventory_mod
-from pbs_harness.errors import PreconditionError
-from pbs_harness.inventory import parse
+from pbs_harness.common.errors import PreconditionError
+from pbs_harness.hosts import providers
+from pbs_harness.hosts.static import STATIC
 from pbs_harness.localcluster import provider, state
 from pbs_harness.localcluster.inventory_provider import LOCAL
-from pbs_harness.static_hosts import STATIC
+from pbs_harness.remote import inventory as inventory_mod
+from pbs_harness.remote.inventory import parse
+from pbs_harness.suite import availability, testrun
 from tests.unit.badinput import ROOT, InventoryConfig, fake_ansible_inventory, listing
 
 

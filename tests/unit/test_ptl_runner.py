@@ -16,10 +16,10 @@ from pathlib import Path, PurePosixPath
 
 import pytest
 
-from pbs_harness.errors import PreconditionError
-from pbs_harness.inventory import parse
+from pbs_harness.common.errors import PreconditionError
 from pbs_harness.ptl import accounts, install, restore, runner, selection, site
-from pbs_harness.transport import CommandResult
+from pbs_harness.remote.inventory import parse
+from pbs_harness.remote.transport import CommandResult
 
 UPSTREAM_LINES = """\
 #!/bin/bash -x

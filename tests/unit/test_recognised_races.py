@@ -11,7 +11,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from pbs_harness.evidence.logs import parse_line
+from pbs_harness.pbs.evidence.logs import parse_line
 from ptl_tests import reliable_startup_helpers as helpers
 
 SINCE = datetime(2026, 11, 22, 23, 7, 0)

@@ -1,4 +1,4 @@
-"""Tests a release lacks a feature for (pbs_harness.release_features): the probes' readings of
+"""Tests a release lacks a feature for (pbs_harness.suite.release_features): the probes' readings of
 qmgr, the requires_feature marker, the skip it turns into, and the status "not in this release".
 
 MASTER_EVENTS is qmgr's real answer on a cluster of master (cd7ab5e). OLD_EVENTS is SYNTHETIC:
@@ -20,7 +20,7 @@ import pytest
 
 from pbs_harness.conformance import catalogue, report
 from pbs_harness.conformance.status import NOT_IN_RELEASE, decide
-from pbs_harness.release_features import (
+from pbs_harness.suite.release_features import (
     FEATURES,
     ProbeError,
     attribute_known,
@@ -164,7 +164,7 @@ def test_needs_the_new_event(pbs):
 def test_needs_an_old_event(pbs):
     pass
 """
-PLUGINS = ("-p", "pbs_harness.plugin", "-p", "pbs_harness.conformance.recorder", "-p", "no:cacheprovider")
+PLUGINS = ("-p", "pbs_harness.suite.plugin", "-p", "pbs_harness.conformance.recorder", "-p", "no:cacheprovider")
 
 
 def test_a_missing_feature_is_a_release_skip_in_the_results_and_the_report(

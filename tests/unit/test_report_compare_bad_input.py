@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from pbs_harness import errors
+from pbs_harness.common import errors
 from tests.unit import report_fixtures as fx
 from tests.unit.badinput import assert_refused, run_cli, snapshot
 

@@ -38,7 +38,7 @@ def test_errors_in_setup(no_such_fixture):
     pass
 """
 
-PLUGINS = ("-p", "pbs_harness.plugin", "-p", "pbs_harness.conformance.recorder", "-p", "no:cacheprovider")
+PLUGINS = ("-p", "pbs_harness.suite.plugin", "-p", "pbs_harness.conformance.recorder", "-p", "no:cacheprovider")
 
 
 def test_what_the_recorder_writes_fits_the_schema(

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pbs_harness import errors
+from pbs_harness.common import errors
 from pbs_harness.conformance import history
 from tests.unit.badinput import assert_refused, run_cli
 

@@ -30,7 +30,7 @@ def test_skips():
 def test_xfails():
     assert False
 """
-PLUGINS = ("-p", "pbs_harness.plugin", "-p", "pbs_harness.conformance.recorder", "-p", "no:cacheprovider")
+PLUGINS = ("-p", "pbs_harness.suite.plugin", "-p", "pbs_harness.conformance.recorder", "-p", "no:cacheprovider")
 
 
 @pytest.fixture

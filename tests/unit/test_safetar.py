@@ -1,4 +1,4 @@
-"""pbs_harness.safetar: the same refusals with and without tarfile's `filter` argument (Debian 12's
+"""pbs_harness.common.safetar: the same refusals with and without tarfile's `filter` argument (Debian 12's
 Python 3.11.2 has none). The no-filter path is tested by hiding tarfile.data_filter (monkeypatch)."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pbs_harness import safetar
+from pbs_harness.common import safetar
 
 
 def archive(tmp_path: Path, *members: tuple[str, str, str]) -> Path:

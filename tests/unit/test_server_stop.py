@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from pbs_harness.common.waits import WaitTimeout
 from pbs_harness.pbs.nodes import nodes_up
 from pbs_harness.pbs.server import Server
-from pbs_harness.transport import CommandError, CommandResult
-from pbs_harness.waits import WaitTimeout
+from pbs_harness.remote.transport import CommandError, CommandResult
 
 
 @dataclass

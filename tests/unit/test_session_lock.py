@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from pbs_harness import session_lock
+from pbs_harness.suite import session_lock
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from pbs_harness import baseline
+from pbs_harness.suite import baseline
 
 
 def fake_pbs(assigned: dict[str, Any], *, cleared_by_restart: bool = True) -> SimpleNamespace:

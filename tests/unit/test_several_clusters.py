@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pbs_harness.errors import PreconditionError
+from pbs_harness.common.errors import PreconditionError
 from pbs_harness.localcluster import hostsfile, network, preflight, provider, registry, state
 from pbs_harness.localcluster.spec import IFNAME_MAX, ClusterSpec
 

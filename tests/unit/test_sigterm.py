@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from pbs_harness import errors
-from pbs_harness.waits import wait_until
+from pbs_harness.common import errors
+from pbs_harness.common.waits import wait_until
 from tests.unit.badinput import ROOT
 
 SLOW_INVENTORY = """#!/bin/sh

@@ -18,7 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from pbs_harness import hookconfig, inventory
+from pbs_harness.deploy import hookconfig
+from pbs_harness.remote import inventory
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "six-vms"

@@ -4,11 +4,11 @@ import itertools
 
 import pytest
 
-from pbs_harness.deploy import parse_recap
-from pbs_harness.errors import PreconditionError
+from pbs_harness.common.errors import PreconditionError
+from pbs_harness.common.waits import WaitTimeout, wait_until
+from pbs_harness.deploy.playbook import parse_recap
 from pbs_harness.localcluster import preflight
-from pbs_harness.transport import as_user, to_shell
-from pbs_harness.waits import WaitTimeout, wait_until
+from pbs_harness.remote.transport import as_user, to_shell
 from ptl_tests import jobscripts
 
 RECAP = """
@@ -90,7 +90,7 @@ def test_job_output_tail_lists_each_spooled_file(tmp_path) -> None:
     for PBS_HOME/spool (the remote host is not involved)."""
     import subprocess
 
-    from pbs_harness.evidence import collect
+    from pbs_harness.pbs.evidence import collect
 
     (tmp_path / "12.s1.OU").write_text("task started\n")
     (tmp_path / "12.s1.ER").write_text("pbsdsh: tm_init failed\n")

@@ -2,7 +2,7 @@
 
 import pytest
 
-from pbs_harness.errors import PreconditionError
+from pbs_harness.common.errors import PreconditionError
 from pbs_harness.localcluster.spec import ClusterSpec
 
 

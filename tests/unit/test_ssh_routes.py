@@ -19,11 +19,11 @@ from pathlib import Path
 
 import pytest
 
-from pbs_harness import sshconfig
-from pbs_harness.errors import PreconditionError, UnreachableError
-from pbs_harness.inventory import InventoryHost
-from pbs_harness.transport import RemoteHost
-from pbs_harness.waits import wait_until
+from pbs_harness.common.errors import PreconditionError, UnreachableError
+from pbs_harness.common.waits import wait_until
+from pbs_harness.remote import sshconfig
+from pbs_harness.remote.inventory import InventoryHost
+from pbs_harness.remote.transport import RemoteHost
 from tests.unit.sshserver import SSHServer
 
 pytestmark = pytest.mark.skipif(not shutil.which("ssh"), reason="needs the OpenSSH client (openssh-client)")
@@ -173,7 +173,7 @@ def test_an_ssh_option_ssh_does_not_know_is_bad_input() -> None:
 
 HOME_CONFIG_PROBE = """
 import json, sys
-from pbs_harness.inventory import InventoryHost
+from pbs_harness.remote.inventory import InventoryHost
 t = InventoryHost("node-behind", {"ansible_host": "node-behind"}, frozenset()).ssh_target()
 print(json.dumps([t.hostname, t.port, t.user, t.through, t.strict_host_keys]))
 """
@@ -207,8 +207,8 @@ def test_the_users_own_ssh_config_is_read(client_key: Path, tmp_path: Path) -> N
 def test_a_bastion_that_does_not_answer_is_named_with_the_way_there(tmp_path: Path) -> None:
     """The TCP probe before a session goes to the first jump host (the node itself is not reachable from
     here); when that does not answer, the message says which way the node is reached."""
-    from pbs_harness import inventory as inventory_mod
-    from pbs_harness.inventory import Inventory
+    from pbs_harness.remote import inventory as inventory_mod
+    from pbs_harness.remote.inventory import Inventory
 
     config = tmp_path / "ssh_config"
     config.write_text(

@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from pbs_harness import cli, project
+from pbs_harness import cli
+from pbs_harness.common import project
 
 
 @pytest.mark.parametrize(
@@ -59,7 +60,7 @@ def test_stop_signal_runs_teardown(tmp_path: Path, signum: int) -> None:
         "pytest",
         "-q",
         "-p",
-        "pbs_harness.plugin",
+        "pbs_harness.suite.plugin",
         "-p",
         "no:cacheprovider",
         str(tmp_path),

@@ -1,6 +1,6 @@
 """`pbs-harness test` is never green by accident (docs/bad-input.md, README exit codes).
 
-- The verdict (pbs_harness.testrun.judge) maps pytest's exit codes and the run's results onto the
+- The verdict (pbs_harness.suite.testrun.judge) maps pytest's exit codes and the run's results onto the
   harness's table; tested on recorded outcomes.
 - Through the CLI: hosts that do not answer, hosts without OpenPBS, pytest usage errors, nothing
   selected and everything skipped each give their code, before or after a real child pytest.
@@ -25,9 +25,10 @@ import paramiko
 import pytest
 import yaml
 
-from pbs_harness import errors, precheck, testrun
-from pbs_harness.availability import unreachable_reason
-from pbs_harness.inventory import Inventory, InventoryHost
+from pbs_harness.common import errors
+from pbs_harness.remote.inventory import Inventory, InventoryHost
+from pbs_harness.suite import precheck, testrun
+from pbs_harness.suite.availability import unreachable_reason
 from tests.unit.badinput import ROOT, assert_refused, fake_ansible_inventory, host_vars, listing, run_cli, snapshot
 from tests.unit.loopback import loopback_port
 
@@ -255,7 +256,7 @@ def test_every_test_skipped_is_not_green(
     suite = tmp_root.parent / "suite" / "test_skipping.py"
     suite.parent.mkdir()
     suite.write_text(SKIPPING_SUITE)
-    plugins = ["-p", "pbs_harness.plugin", "-p", "pbs_harness.conformance.recorder", "-p", "no:cacheprovider"]
+    plugins = ["-p", "pbs_harness.suite.plugin", "-p", "pbs_harness.conformance.recorder", "-p", "no:cacheprovider"]
     rc, out = run_cli(["test", "-i", str(hosts), *plugins, str(suite)], capfd)
     assert_refused(
         rc, out, errors.EXIT_NOTHING_TESTED,
@@ -304,6 +305,6 @@ def test_exitfirst_stopping_at_a_failure_exits_1(
     suite = tmp_root.parent / "suite" / "test_failing.py"
     suite.parent.mkdir()
     suite.write_text(FAILING_SUITE)
-    plugins = ["-p", "pbs_harness.plugin", "-p", "pbs_harness.conformance.recorder", "-p", "no:cacheprovider"]
+    plugins = ["-p", "pbs_harness.suite.plugin", "-p", "pbs_harness.conformance.recorder", "-p", "no:cacheprovider"]
     rc, out = run_cli(["test", "-i", str(hosts), *plugins, *parallel, "-x", str(suite)], capfd)
     assert_refused(rc, out, errors.EXIT_FAILED, "pbs-harness: tests failed: ", "1 failed")

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from pbs_harness import topology
-from pbs_harness.errors import PreconditionError
-from pbs_harness.inventory import parse
+from pbs_harness.common.errors import PreconditionError
 from pbs_harness.localcluster import roles
+from pbs_harness.remote.inventory import parse
+from pbs_harness.suite import topology
 
 USERS = [{"name": n} for n in ("alice", "bob", "oper", "mgr")]
 SERVER_ATTRS = {"operators": ["oper@*"], "managers": ["mgr@*"]}
@@ -114,9 +114,9 @@ def test_local_inventory_gives_the_parts_through_ansible_inventory(tmp_path: Pat
     """The real inventory/local (script + group_vars) read by the real ansible-inventory, for a cluster
     state saved in tmp_path with host prefix `vm` (no cluster is brought up): the group_vars files
     must not override the parts the script gives by position."""
-    from pbs_harness import inventory
     from pbs_harness.localcluster import state
     from pbs_harness.localcluster.spec import ClusterSpec
+    from pbs_harness.remote import inventory
 
     monkeypatch.setenv("PBS_HARNESS_STATE_DIR", str(tmp_path))
     state.save(state.ClusterState.from_spec(ClusterSpec(prefix="vm", host_count=6)))

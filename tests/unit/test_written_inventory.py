@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from pbs_harness import inventory
-from pbs_harness.errors import PreconditionError
+from pbs_harness.common.errors import PreconditionError
 from pbs_harness.localcluster import provider, sshkeys, state, written_inventory
 from pbs_harness.localcluster.inventory_provider import LOCAL
 from pbs_harness.localcluster.spec import ClusterSpec
+from pbs_harness.remote import inventory
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from pbs_harness.evidence import pick
+from pbs_harness.common.waits import WaitTimeout
+from pbs_harness.pbs.evidence import pick
 from pbs_harness.pbs.parsers import size_kb
-from pbs_harness.waits import WaitTimeout
 from ptl_tests.hook_files import install_hooks
 from ptl_tests.reliable_startup.jobs import START_TIMEOUT, assert_reach, report_job
 from ptl_tests.reliable_startup.sister_faults import JOIN_TIMEOUT, SisterFault, start_with_fault

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from pbs_harness.evidence import pick
+from pbs_harness.pbs.evidence import pick
 from pbs_harness.pbs.parsers import parse_select
 from ptl_tests import jobscripts
 from ptl_tests.hook_files import install_hooks

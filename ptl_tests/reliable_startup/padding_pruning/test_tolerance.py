@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from pbs_harness.waits import wait_until
+from pbs_harness.common.waits import wait_until
 from ptl_tests.hook_files import install_hooks
 from ptl_tests.reliable_startup.jobs import START_TIMEOUT
 from ptl_tests.reliable_startup.sister_faults import begin_reject, start_with_fault

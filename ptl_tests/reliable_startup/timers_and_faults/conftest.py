@@ -4,14 +4,14 @@ hosts from the server's vnode order, and `kit.chunk_hosts` holds them.
 
 `chunk_hosts` is module-scoped (once per test module that uses it, and per worker in a parallel run):
 it reads the nodes once and asserts that no vnode shows resources assigned without any job (the
-session start repairs what a killed run left; after a test such a leak fails it, pbs_harness.leaks).
+session start repairs what a killed run left; after a test such a leak fails it, pbs_harness.suite.leaks).
 """
 
 from __future__ import annotations
 
 import pytest
 
-from pbs_harness import baseline
+from pbs_harness.suite import baseline
 from ptl_tests.reliable_startup.sister_waits import PADDED_CHUNKS, predicted_hosts
 from ptl_tests.reliable_startup_helpers import Roles, StartupKit, suite_roles
 

@@ -8,8 +8,8 @@ import uuid
 
 import pytest
 
-from pbs_harness.release_features import has as has_feature
-from pbs_harness.waits import WaitTimeout
+from pbs_harness.common.waits import WaitTimeout
+from pbs_harness.suite.release_features import has as has_feature
 from ptl_tests.reliable_startup.sister_waits import install
 from ptl_tests.reliable_startup_helpers import (
     JOIN_ALARM,

@@ -7,9 +7,9 @@ from datetime import datetime, timedelta
 
 import pytest
 
-from pbs_harness import defect_retry
+from pbs_harness.common.waits import wait_until
 from pbs_harness.pbs.parsers import size_kb, vnodes_of
-from pbs_harness.waits import wait_until
+from pbs_harness.suite import defect_retry
 from ptl_tests.reliable_startup.sister_waits import JOIN_EARLY, JOIN_SLACK, install, listed, marker, wait_prerun_on
 from ptl_tests.reliable_startup_helpers import (
     BADSTATE,
@@ -152,7 +152,7 @@ def test_qrerun_of_a_job_waiting_on_a_silent_sister(pbs, cluster, nemesis, kit, 
             now = pbs.jobs.status(job_id)
             delete_until_gone(pbs, job_id)
             # Seen in 2 of 3 runs: only with this exact evidence, and then once more on a fresh job
-            # (pbs_harness.defect_retry), so the behaviour still gets a verdict.
+            # (pbs_harness.suite.defect_retry), so the behaviour still gets a verdict.
             defect_retry.met(
                 request,
                 f"{RERUN_NOT_HONOURED} Observed: qrerun rc {rerun.rc}: {rerun.stderr.strip()}; primary: "

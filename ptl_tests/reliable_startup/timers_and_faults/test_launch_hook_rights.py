@@ -7,8 +7,8 @@ import re
 
 import pytest
 
-from pbs_harness.evidence import pick
-from pbs_harness.evidence.logs import server_log
+from pbs_harness.pbs.evidence import pick
+from pbs_harness.pbs.evidence.logs import server_log
 from ptl_tests.reliable_startup.sister_waits import install
 from ptl_tests.reliable_startup_helpers import (
     LAUNCH_SET_REFUSED,

@@ -7,7 +7,7 @@ from datetime import datetime, timedelta
 
 import pytest
 
-from pbs_harness.evidence.logs import mom_log
+from pbs_harness.pbs.evidence.logs import mom_log
 from ptl_tests.reliable_startup.sister_waits import (
     JOIN_EARLY,
     JOIN_SLACK,

@@ -7,7 +7,7 @@ from datetime import datetime, timedelta
 
 import pytest
 
-from pbs_harness.evidence import pick
+from pbs_harness.pbs.evidence import pick
 from ptl_tests.reliable_startup.sister_waits import install
 from ptl_tests.reliable_startup_helpers import (
     JOIN_ALARM,

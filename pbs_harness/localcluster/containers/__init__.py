@@ -1,0 +1,1 @@
+"""What local hosts run in: nspawn, cgroups, Debian images and their cache."""
