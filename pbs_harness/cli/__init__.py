@@ -1,7 +1,7 @@
 """`pbs-harness` command line: cluster lifecycle, deploy, verify, test.
 
 One module per concern: argv (the line's conventions), common (progress, checks, argument types),
-local (local-cluster verbs), fleet_up (`--clusters N`), deploy (deploy, verify, up), test (test,
+local (local-cluster verbs; a fleet's planning is localcluster/fleet.py's), deploy (deploy, verify, up), test (test,
 report). This module builds the parser and runs a verb, turning errors into the exit codes of
 errors.EXIT_CODES; SIGTERM ends a verb as Ctrl-C does.
 """

@@ -67,18 +67,22 @@ def cmd_cluster_up(args: argparse.Namespace) -> int:
     if args.write_inventory:  # a path that cannot be written is refused before anything is looked at or made
         written_inventory.check_target(Path(args.write_inventory).resolve())
     if args.subnet == "auto":
-        from pbs_harness.cli import fleet_up
+        from pbs_harness.localcluster import fleet
+        from pbs_harness.localcluster.spec import ClusterSpec
 
-        args.subnet, args.clusters = fleet_up.auto_subnet(args)
+        base = ClusterSpec(host_count=args.hosts, prefix=args.name_prefix, login_user=args.login_user)
+        args.subnet, args.clusters = fleet.auto_subnet(base, args.clusters, progress)
     spec = _spec(args)
     check_openpbs_flag(args, spec)
     require_root()
     check_state_dir()
     packages = openpbs_packages(args, spec)
     if getattr(args, "clusters", None) not in (None, 1):
-        from pbs_harness.cli import fleet_up
+        from pbs_harness.localcluster import fleet
 
-        return fleet_up.up(args, spec, packages)
+        given = Path(args.write_inventory) if args.write_inventory else None
+        args.fleet_inventories = fleet.up(spec, args.clusters, packages, progress, write_inventory=given)
+        return errors.EXIT_OK
     target = _inventory_to_write(args)
     if target:
         written_inventory.check_target(Path(target).resolve())  # refuse before anything is created
@@ -134,30 +138,14 @@ def openpbs_packages(args: argparse.Namespace, spec) -> Path | None:
 
 
 def cmd_cluster_down(args: argparse.Namespace) -> int:
-    from pbs_harness.localcluster import fleet, provider, state
+    from pbs_harness.localcluster import fleet, state
 
     use_state_dir(args)
     require_root()
     check_state_dir()
-    own = state.load()
-    for member in reversed(fleet.recorded()[1:]):
-        progress(f"removing {fleet.describe(member)}")
-        provider.down(progress, root=member.root)
-    if not provider.down(progress):
+    if not fleet.down(progress):
         progress(f"no local cluster was up in {state.state_dir()}; nothing to remove")
-    if own is not None and own.member_of:
-        _forget_member(Path(own.member_of), state.cluster_id())
     return errors.EXIT_OK
-
-
-def _forget_member(first_root: Path, member_root: str) -> None:
-    """A member taken down alone leaves its fleet's record (member 1's state)."""
-    from pbs_harness.localcluster import state
-
-    first = state.load(first_root)
-    if first is not None and member_root in first.fleet:
-        first.fleet.remove(member_root)
-        state.save(first, first_root)
 
 
 def cmd_cache(args: argparse.Namespace) -> int:

@@ -5,17 +5,16 @@ machine's networks are given as values."""
 
 from __future__ import annotations
 
-import argparse
 import ipaddress
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from pbs_harness.cli import fleet_up
 from pbs_harness.common.errors import PreconditionError
 from pbs_harness.conformance import catalogue, clusters, report
-from pbs_harness.localcluster import capacity, fleet, registry
+from pbs_harness.localcluster import capacity, fleet, registry, state
 from pbs_harness.localcluster.spec import ClusterSpec
 from pbs_harness.suite.parallel import binding, durations, schedule
 
@@ -108,46 +107,90 @@ def test_a_free_base_subnet_skips_clusters_and_networks_in_use() -> None:
         registry.KnownCluster("/var/lib/pbs-harness/x", "x", "10.72.1.0/24", (), (), None),
     ]
     machine = [(ipaddress.IPv4Network("10.73.0.0/16"), "address 10.73.0.5/16 on eth1", "eth1")]
-    free = fleet_up.free_base(base, 3, taken, machine)
+    free = fleet.free_base(base, 3, taken, machine)
     assert free is not None
     assert free.subnet == "10.74.0.0/24"
 
 
-def _up_args(**over: object) -> argparse.Namespace:
-    base = {"hosts": 6, "name_prefix": "ci1a2b", "login_user": None, "clusters": None}
-    return argparse.Namespace(**{**base, **over})
+def _up_args(clusters: int | str | None = None) -> tuple[ClusterSpec, int | str | None, Callable[[str], None]]:
+    """fleet.auto_subnet's arguments as `up --hosts 6 --name-prefix ci1a2b [--clusters N]` gives them."""
+    return ClusterSpec(host_count=6, prefix="ci1a2b"), clusters, lambda _line: None
 
 
 def test_subnet_auto_takes_the_first_free_base_for_all_the_clusters(monkeypatch: pytest.MonkeyPatch) -> None:
     """`--subnet auto` (CI's clusters beside another checkout's): faked are the recorded state (none),
     the known clusters and this machine's networks."""
-    monkeypatch.setattr(fleet_up.state, "load", lambda root=None: None)
+    monkeypatch.setattr(fleet.state, "load", lambda root=None: None)
     monkeypatch.setattr(
-        fleet_up.registry,
+        fleet.registry,
         "known",
         lambda: [registry.KnownCluster("/var/lib/pbs-harness/local", "pbsh", "10.71.0.0/24", (), (), None)],
     )
-    monkeypatch.setattr(fleet_up.network, "machine_networks", lambda: [])
-    assert fleet_up.auto_subnet(_up_args()) == ("10.72.0.0/24", None)
-    assert fleet_up.auto_subnet(_up_args(clusters=3)) == ("10.72.0.0/24", 3)
+    monkeypatch.setattr(fleet.network, "machine_networks", lambda: [])
+    assert fleet.auto_subnet(*_up_args()) == ("10.72.0.0/24", None)
+    assert fleet.auto_subnet(*_up_args(clusters=3)) == ("10.72.0.0/24", 3)
 
 
 def test_subnet_auto_keeps_the_subnet_of_the_cluster_already_up(monkeypatch: pytest.MonkeyPatch) -> None:
     class Up:
         spec = ClusterSpec(subnet="10.80.0.0/24", prefix="ci1a2b")
 
-    monkeypatch.setattr(fleet_up.state, "load", lambda root=None: Up())
-    assert fleet_up.auto_subnet(_up_args(clusters=2)) == ("10.80.0.0/24", 2)
+    monkeypatch.setattr(fleet.state, "load", lambda root=None: Up())
+    assert fleet.auto_subnet(*_up_args(clusters=2)) == ("10.80.0.0/24", 2)
 
 
 def test_subnet_auto_with_no_free_base_says_what_to_do(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(fleet_up.state, "load", lambda root=None: None)
-    monkeypatch.setattr(fleet_up.registry, "known", lambda: [])
+    monkeypatch.setattr(fleet.state, "load", lambda root=None: None)
+    monkeypatch.setattr(fleet.registry, "known", lambda: [])
     everything = [(ipaddress.IPv4Network("10.0.0.0/8"), "address 10.0.0.1/8 on eth0", "eth0")]
-    monkeypatch.setattr(fleet_up.network, "machine_networks", lambda: everything)
+    monkeypatch.setattr(fleet.network, "machine_networks", lambda: everything)
     with pytest.raises(PreconditionError, match=r"no base 10\.X\.0\.0/24 has 1 free subnets") as err:
-        fleet_up.auto_subnet(_up_args())
+        fleet.auto_subnet(*_up_args())
     assert "--subnet explicitly" in err.value.hint
+
+
+def _fleet_on_disk(tmp_path: Path) -> list[Path]:
+    """Three members' records (real state files under tmp_path): pa lists pab and pac, each names pa."""
+    roots = [tmp_path / name for name in ("pa", "pab", "pac")]
+    first = state.ClusterState.from_spec(ClusterSpec(subnet="10.81.0.0/24", prefix="pa"))
+    first.fleet = [str(r) for r in roots[1:]]
+    state.save(first, roots[0])
+    for index, root in enumerate(roots[1:], start=2):
+        member = state.ClusterState.from_spec(fleet.member_spec(first.spec, index))
+        member.member_of = str(roots[0])
+        state.save(member, root)
+    return roots
+
+
+def test_fleet_down_takes_the_other_members_down_first_then_member_1(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Faked: provider.down (it would remove the hosts; here it removes the record, as it does at its end)."""
+    roots = _fleet_on_disk(tmp_path)
+    taken: list[Path] = []
+
+    def down(report: Callable[[str], None], root: Path | None = None) -> bool:
+        where = state.state_dir(root)
+        taken.append(where)
+        (where / "state.json").unlink()
+        return True
+
+    monkeypatch.setattr(fleet.provider, "down", down)
+    monkeypatch.setenv(state.STATE_DIR_ENV, str(roots[0]))
+    lines: list[str] = []
+    assert fleet.down(lines.append) is True
+    assert taken == [roots[2], roots[1], roots[0]]
+    assert [line.split(" (")[0] for line in lines] == ["removing cluster 3", "removing cluster 2"]
+
+
+def test_a_member_taken_down_alone_leaves_its_fleets_record(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    roots = _fleet_on_disk(tmp_path)
+    monkeypatch.setattr(fleet.provider, "down", lambda report, root=None: True)
+    monkeypatch.setenv(state.STATE_DIR_ENV, str(roots[1]))
+    fleet.down(lambda _line: None)
+    first = state.load(roots[0])
+    assert first is not None
+    assert first.fleet == [str(roots[2])]
 
 
 # --- memory: the preflight and the default number -------------------------------------------------
