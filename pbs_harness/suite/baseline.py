@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
+from pbs_harness.common.fanout import together
 from pbs_harness.common.waits import WaitTimeout, wait_until
 from pbs_harness.pbs.base import qmgr_value
 from pbs_harness.pbs.client import Pbs
@@ -51,20 +52,27 @@ class NotAtBaseline(Exception):
 
 
 def take(pbs: Pbs) -> Snapshot:
-    server = {k: v for k, v in pbs.server.status().items() if k not in VOLATILE_SERVER}
-    queues = {
-        name: {k: v for k, v in attrs.items() if k not in VOLATILE_QUEUE} for name, attrs in pbs.server.queues().items()
-    }
-    nodes = {name: {k: n.get(k) for k in NODE_KEYS} for name, n in pbs.nodes.all().items()}
-    moms = {h.name: pbs.mom_config.read(h) for h in pbs.cluster.moms}
+    """Every part read, the reads at once (pbs_harness.common.fanout: they are independent)."""
+    moms = pbs.cluster.moms
+    status, queue_attrs, vnodes, hooks, jobs, resvs, *configs = together(
+        pbs.server.status,
+        pbs.server.queues,
+        pbs.nodes.all,
+        pbs.hooks.attributes,
+        lambda: pbs.jobs.all(history=False),
+        pbs.resv.all,
+        *[(lambda h=h: pbs.mom_config.read(h)) for h in moms],
+    )
     return Snapshot(
-        server=server,
-        queues=queues,
-        nodes=nodes,
-        hooks=pbs.hooks.attributes(),
-        mom_configs=moms,
-        jobs=tuple(sorted(pbs.jobs.all(history=False))),
-        reservations=tuple(sorted(pbs.resv.all())),
+        server={k: v for k, v in status.items() if k not in VOLATILE_SERVER},
+        queues={
+            name: {k: v for k, v in attrs.items() if k not in VOLATILE_QUEUE} for name, attrs in queue_attrs.items()
+        },
+        nodes={name: {k: n.get(k) for k in NODE_KEYS} for name, n in vnodes.items()},
+        hooks=hooks,
+        mom_configs={h.name: text for h, text in zip(moms, configs, strict=True)},
+        jobs=tuple(sorted(jobs)),
+        reservations=tuple(sorted(resvs)),
     )
 
 
@@ -180,10 +188,17 @@ def _put_back_saved_mom_configs(pbs: Pbs) -> list[str]:
     return out
 
 
+def workload(pbs: Pbs) -> tuple[Any, Any]:
+    """(reservations, jobs) the server has, read at once."""
+    resvs, jobs = together(pbs.resv.all, lambda: pbs.jobs.all(history=False))
+    return resvs, jobs
+
+
 def clear_workload(pbs: Pbs) -> None:
-    for resv_id in pbs.resv.all():
+    resvs, jobs = workload(pbs)
+    for resv_id in resvs:
         pbs.resv.delete(resv_id)
-    for job_id in pbs.jobs.all(history=False):
+    for job_id in jobs:
         pbs.jobs.delete(job_id, force=True)
 
 
@@ -195,7 +210,7 @@ def clear_test_work(pbs: Pbs, base: Snapshot, timeout: float = 120) -> None:
     clear_workload(pbs)
     with contextlib.suppress(WaitTimeout):  # what stays is seen by the leak check and by the restore
         wait_until(
-            lambda: (pbs.resv.all(), pbs.jobs.all(history=False)),
+            lambda: workload(pbs),
             lambda left: not any(left),
             timeout=timeout,
             describe="the test's reservations and jobs gone",
@@ -220,11 +235,13 @@ def clear_test_work(pbs: Pbs, base: Snapshot, timeout: float = 120) -> None:
 def _restore_configs(pbs: Pbs, base: Snapshot) -> list[str]:
     """Mom configs and hooks back to the snapshot; returns what had to be put back beyond deleting
     the hooks the test made (for the report)."""
-    done = []
-    for host in pbs.cluster.moms:
-        if pbs.mom_config.put_back(host, base.mom_configs.get(host.name, "")) is not None:
-            done.append(f"mom config of {host.name} put back as before the test")
-    current = pbs.hooks.attributes()
+    moms = pbs.cluster.moms
+    current, *stamps = together(
+        pbs.hooks.attributes,
+        *[(lambda h=h: pbs.mom_config.put_back(h, base.mom_configs.get(h.name, ""))) for h in moms],
+    )
+    put_back = [h.name for h, stamp in zip(moms, stamps, strict=True) if stamp is not None]
+    done = [f"mom config of {name} put back as before the test" for name in put_back]
     for name in set(current) - set(base.hooks):
         pbs.hooks.delete(name)
     for name, attrs in base.hooks.items():

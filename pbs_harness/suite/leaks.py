@@ -23,6 +23,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from pbs_harness.common.fanout import each, together
 from pbs_harness.common.waits import WaitTimeout, wait_until
 from pbs_harness.pbs.parsers import size_kb
 
@@ -96,8 +97,12 @@ def assignments(pbs) -> list[Leak]:
     """Every consumable resource assigned with no job to hold it: on a vnode with no job, and, when the
     server has no job at all, the server's and the queues' totals and vnodes listing jobs."""
     out: list[Leak] = []
-    no_job = not pbs.jobs.all(history=False)
-    for name, node in sorted(pbs.nodes.all().items()):
+    # Read at once (pbs_harness.common.fanout); the totals are used only when the server has no job.
+    jobs, vnodes, server, queues = together(
+        lambda: pbs.jobs.all(history=False), pbs.nodes.all, pbs.server.status, pbs.server.queues
+    )
+    no_job = not jobs
+    for name, node in sorted(vnodes.items()):
         if node.get("jobs"):
             if no_job:
                 out.append(Leak(f"vnode {name}", "jobs", str(node["jobs"])))
@@ -105,9 +110,9 @@ def assignments(pbs) -> list[Leak]:
         for res, value in nonzero(node.get("resources_assigned") or {}).items():
             out.append(Leak(f"vnode {name}", f"resources_assigned.{res}", str(value)))
     if no_job:
-        for res, value in nonzero(pbs.server.status().get("resources_assigned") or {}).items():
+        for res, value in nonzero(server.get("resources_assigned") or {}).items():
             out.append(Leak("server", f"resources_assigned.{res}", str(value)))
-        for queue, attrs in sorted(pbs.server.queues().items()):
+        for queue, attrs in sorted(queues.items()):
             for res, value in nonzero(attrs.get("resources_assigned") or {}).items():
                 out.append(Leak(f"queue {queue}", f"resources_assigned.{res}", str(value)))
     return out
@@ -115,10 +120,14 @@ def assignments(pbs) -> list[Leak]:
 
 def stale_mom_hooks(pbs) -> dict[str, list[str]]:
     """Site hooks a mom still holds although the server has no such hook, by mom."""
-    on_server = set(pbs.hooks.names())
+    moms = pbs.cluster.moms
+    names_on_server, *listings = together(
+        pbs.hooks.names,
+        *[(lambda h=h: h.check(["ls", f"{pbs.cluster.pbs_home}/mom_priv/hooks"]).stdout.split()) for h in moms],
+    )
+    on_server = set(names_on_server)
     found: dict[str, list[str]] = {}
-    for host in pbs.cluster.moms:
-        listing = host.check(["ls", f"{pbs.cluster.pbs_home}/mom_priv/hooks"]).stdout.split()
+    for host, listing in zip(moms, listings, strict=True):
         names = {f.removesuffix(".HK") for f in listing if f.endswith(".HK") and not f.startswith("PBS_")}
         if names - on_server:
             found[host.name] = sorted(names - on_server)
@@ -129,8 +138,9 @@ def moms_holding_jobs(pbs) -> dict[str, list[str]]:
     """Jobs a mom still holds (its mom_priv/jobs/*.JB files), by mom: a mom keeps a job the server has
     forgotten until its execjob_epilogue/execjob_end hooks have run and it purged the job."""
     held: dict[str, list[str]] = {}
-    for host in pbs.cluster.moms:
-        listing = host.run(["ls", f"{pbs.cluster.pbs_home}/mom_priv/jobs"]).stdout.split()
+    moms = pbs.cluster.moms
+    listings = each(moms, lambda h: h.run(["ls", f"{pbs.cluster.pbs_home}/mom_priv/jobs"]).stdout.split())
+    for host, listing in zip(moms, listings, strict=True):
         jobs = sorted(f.removesuffix(".JB") for f in listing if f.endswith(".JB"))
         if jobs:
             held[host.name] = jobs
@@ -154,7 +164,8 @@ def mom_hooks(pbs) -> list[Leak]:
 
 
 def find(pbs) -> list[Leak]:
-    return assignments(pbs) + mom_hooks(pbs)
+    assigned, kept = together(lambda: assignments(pbs), lambda: mom_hooks(pbs))
+    return assigned + kept
 
 
 def settle(pbs, timeout: float = SETTLE, probe: Callable[[Any], list[Leak]] = find) -> list[Leak]:
