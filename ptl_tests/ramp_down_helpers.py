@@ -95,9 +95,11 @@ def hook_set_release_nodes_on_stageout(value: bool, event: str = "queuejob") -> 
     return SuiteHook("set_release_nodes_on_stageout.py", {"event": event, "enabled": True}, {"value": value})
 
 
-def hook_log_event_on_this_host(tag: str, event: str) -> SuiteHook:
-    """An `event` (execjob_*) hook logging `<tag> <hook name> on <host>` in the mom log of the host it runs on."""
-    return SuiteHook("log_event_on_this_host.py", {"event": event, "enabled": True}, {"tag": tag})
+def hook_log_event_on_this_host(tag: str, event: str, sleep: float = 0) -> SuiteHook:
+    """An `event` (execjob_*) hook logging `<tag> <hook name> on <host>` in the mom log of the host it runs on;
+    with `sleep`, it runs on that many seconds, then logs `<tag> <hook name> done on <host>`."""
+    config: dict[str, object] = {"tag": tag, "sleep": sleep} if sleep else {"tag": tag}
+    return SuiteHook("log_event_on_this_host.py", {"event": event, "enabled": True}, config)
 
 
 @dataclass

@@ -1,10 +1,13 @@
 """Test hook of the ramp-down suite (any execjob_* event, on the moms): logs where it ran.
 
 Config (JSON, pbs.hook_config_filename; ptl_tests/ramp_down_helpers.hook_log_event_on_this_host):
-  tag  logs "<tag> <hook name> on <pbs.get_local_nodename()>" at LOG_DEBUG in the mom's log
+  tag    logs "<tag> <hook name> on <pbs.get_local_nodename()>" at LOG_DEBUG in the mom's log
+  sleep  (optional) seconds the hook then runs on, then logs "<tag> <hook name> done on <host>": a hook
+         still running while the test acts (an execjob_end hook runs in the mom's background)
 """
 
 import json
+import time
 
 import pbs
 
@@ -13,6 +16,9 @@ def main(cfg):
     tag = cfg["tag"]
     e = pbs.event()
     pbs.logmsg(pbs.LOG_DEBUG, f"{tag} {e.hook_name} on {pbs.get_local_nodename()}")
+    if cfg.get("sleep"):
+        time.sleep(cfg["sleep"])
+        pbs.logmsg(pbs.LOG_DEBUG, f"{tag} {e.hook_name} done on {pbs.get_local_nodename()}")
     e.accept()
 
 

@@ -411,6 +411,17 @@ def test_log_event_on_this_host(tmp_path: Path) -> None:
     assert logs == [(LOG_DEBUG, "ramp_down hook rd_end on hostB")]
 
 
+def test_log_event_on_this_host_runs_on_for_its_sleep(tmp_path: Path) -> None:
+    hook = hook_log_event_on_this_host("slow end hook", "execjob_end", sleep=0.01)
+    event = FakeEvent(EXECJOB_END, started(), hook_name="rd_slow_end")
+    result, logs = run(hook, event, tmp_path, nodename="hostB")
+    assert result.accepted
+    assert logs == [
+        (LOG_DEBUG, "slow end hook rd_slow_end on hostB"),
+        (LOG_DEBUG, "slow end hook rd_slow_end done on hostB"),
+    ]
+
+
 class OneVnodeServer:
     def __init__(self, name: str, vnode: FakeVnode) -> None:
         self.name, self.node, self.asked = name, vnode, []
