@@ -63,6 +63,36 @@ MUTANTS = ROOT / "bench" / "mutants.yaml"
 SUMMARY = re.compile(r"^=*\s*((?:\d+ \w+(?:, )?)+ in [\d.]+s(?: \([\d:]+\))?)\s*=*$", re.MULTILINE)
 SUITES = ("smoke", *sorted(f.marker for f in catalogue.load().features.values()))
 SETTLE_TIMEOUT = 180
+ABOUT = "make bench-mutants runs (docs/mutants.md); each run names its harness commit, build and command"
+
+
+def kept_runs(out: Path) -> list[dict]:
+    """The runs the results file already keeps, which this run's record is appended to: reports/bench-mutants.json
+    is the measured history docs/mutants.md cites, so a run must never replace it. A file of one run in the
+    first layout ({"meta", "mutants"}) is kept as that run; a file that is no such record is refused before
+    anything is built or any host touched."""
+    if not out.exists():
+        return []
+    try:
+        data = json.loads(out.read_text())
+    except (OSError, ValueError) as exc:
+        raise PreconditionError(
+            f"--out {out} cannot be read as a results file ({exc})", "name another --out, or move that file away"
+        ) from None
+    if isinstance(data, dict) and isinstance(data.get("runs"), list):
+        return data["runs"]
+    if isinstance(data, dict) and {"meta", "mutants"} <= data.keys():
+        return [data]
+    raise PreconditionError(
+        f"--out {out} is not a bench-mutants results file (no 'runs' list, nor one run's 'meta' and 'mutants')",
+        "name another --out, or move that file away",
+    )
+
+
+def with_run(earlier: list[dict], run: dict) -> dict:
+    """The results file: the runs it kept, then this one (rewritten after each mutant, so a killed run keeps
+    what it measured)."""
+    return {"about": ABOUT, "runs": [*earlier, run]}
 
 
 def say(msg: str) -> None:
@@ -343,7 +373,12 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--patch", type=Path, help="a unified diff against the source (-p1), instead of the file")
     parser.add_argument("--suite", choices=SUITES, help="with --patch: the suite that must catch it")
     parser.add_argument("--select", help="a pytest -k expression within the suite (default: the mutant's own)")
-    parser.add_argument("--out", type=Path, default=ROOT / "reports" / "bench-mutants.json")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=ROOT / "reports" / "bench-mutants.json",
+        help="results file: this run is appended to the runs it keeps (default reports/bench-mutants.json)",
+    )
     return parser.parse_args()
 
 
@@ -413,6 +448,7 @@ def main() -> int:
     args = parse_args()
     try:
         inp = checked_input(args)
+        earlier = kept_runs(args.out)
     except HarnessError as exc:
         print(f"bench-mutants: {exc}", file=sys.stderr)
         return exc.exit_code if exc.exit_code != EXIT_FAILED else EXIT_PRECONDITION
@@ -430,7 +466,8 @@ def main() -> int:
 
     def write() -> None:
         args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps({"meta": meta, "mutants": [asdict(r) for r in results]}, indent=2) + "\n")
+        run = {"meta": meta, "mutants": [asdict(r) for r in results]}
+        args.out.write_text(json.dumps(with_run(earlier, run), indent=2) + "\n")
 
     cluster = Cluster.from_inventory(inp.inv)
     try:

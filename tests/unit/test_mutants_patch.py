@@ -10,6 +10,7 @@ functions touch only the folders they are given.
 from __future__ import annotations
 
 import importlib.util
+import json
 import sys
 import tarfile
 from pathlib import Path
@@ -259,3 +260,38 @@ def test_a_green_suite_does_not_catch() -> None:
     bench.judge(result)
     assert not result.caught
     assert result.verdict == "NOT caught: the suite stayed green"
+
+
+def test_a_run_is_appended_to_the_runs_the_results_file_keeps(tmp_path: Path) -> None:
+    """reports/bench-mutants.json is the measured history docs/mutants.md cites: a run used to replace it
+    with its own {"meta", "mutants"} (found on 28 Nov: the four kept runs were gone after one bench run)."""
+    bench = _bench()
+    out = tmp_path / "bench-mutants.json"
+    assert bench.kept_runs(out) == []  # no file yet
+    first = {"meta": {"date": "1"}, "mutants": []}
+    out.write_text(json.dumps(first))  # one run in the first layout: kept as that run
+    assert bench.kept_runs(out) == [first]
+    second = {"meta": {"date": "2"}, "mutants": [{"mutant": "m"}]}
+    out.write_text(json.dumps(bench.with_run(bench.kept_runs(out), second)))
+    kept = json.loads(out.read_text())
+    assert kept["about"] == bench.ABOUT
+    assert kept["runs"] == [first, second]
+    assert bench.kept_runs(out) == [first, second]
+
+
+@pytest.mark.parametrize("text", ["not json", "[1, 2]", '{"something": "else"}'])
+def test_a_results_file_that_is_no_record_of_runs_is_refused(tmp_path: Path, text: str) -> None:
+    bench = _bench()
+    out = tmp_path / "bench-mutants.json"
+    out.write_text(text)
+    with pytest.raises(PreconditionError, match=r"--out .*bench-mutants\.json") as info:
+        bench.kept_runs(out)
+    assert info.value.exit_code == 3
+    assert out.read_text() == text  # left as it was
+
+
+def test_the_kept_results_file_is_a_record_of_runs() -> None:
+    bench = _bench()
+    runs = bench.kept_runs(ROOT / "reports" / "bench-mutants.json")
+    assert runs
+    assert all({"meta", "mutants"} <= run.keys() for run in runs)
