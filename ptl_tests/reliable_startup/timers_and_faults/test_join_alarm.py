@@ -131,7 +131,8 @@ def test_qrerun_of_a_job_waiting_on_a_silent_sister(pbs, cluster, nemesis, kit, 
     (scheduling off) puts it back in Q and gives everything back: its vnodes are free, the server
     and the queue have nothing assigned. Scheduling on: it runs again, waits out the join alarm on
     the same silent sister and is pruned without it (run_count 2). When OpenPBS instead starts the
-    job despite the rerun (a known intermittent defect), the test is an xfail showing the lines."""
+    job despite the rerun (a known intermittent defect, recognised by those exact lines), the scenario
+    runs again on a fresh job (defect_retry.met); met on every attempt, the test fails."""
     alarm, silent = 10, kit.chunk_hosts[2]
     set_mom_options(pbs, cluster, kit.primary, {JOIN_ALARM: alarm, LAUNCH_DELAY: 20})
     fault = nemesis.reject_hook("execjob_begin", (silent,), how="sleep", seconds=alarm + 10)
