@@ -220,7 +220,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def target(p: argparse.ArgumentParser) -> None:
-        p.add_argument("-i", "--inventory", help="inventory path (default inventory/local)")
+        p.add_argument(
+            "-i", "--inventory", help="inventory path (default $PBS_HARNESS_INVENTORY, else inventory/local)"
+        )
         p.add_argument(
             "--connect-timeout",
             type=seconds,
@@ -264,7 +266,8 @@ def build_parser() -> argparse.ArgumentParser:
         "-i",
         "--inventory",
         action="append",
-        help="inventory path (default inventory/local); several: one pytest-xdist worker per inventory",
+        help="inventory path (default $PBS_HARNESS_INVENTORY, else inventory/local); several: one pytest-xdist "
+        "worker per inventory",
     )
     p.add_argument(
         "--clusters",

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from pbs_harness.cli.cloud import TEST_OPTIONS
 from pbs_harness.common import errors
@@ -54,14 +55,42 @@ class TestHelp(argparse.Action):
         try:
             root = project.root()
             argv = [sys.executable, "-m", "pytest", "--help", "-p", "no:cacheprovider", str(root / "ptl_tests")]
-            proc = subprocess.run(argv, cwd=root, capture_output=True, text=True, timeout=120, check=False)
-            pytest_help = proc.stdout or proc.stderr
+            pytest_help = _pytest_help(argv, root)
         except (HarnessError, OSError, subprocess.TimeoutExpired) as exc:
             pytest_help = f"(pytest --help could not run: {exc})"
         parser.print_help()
         print("\npytest's options (pbs-harness test passes them on; the suites' own are under 'custom options'):\n")
         print(pytest_help)
         parser.exit()
+
+
+def _pytest_help(argv: list[str], cwd: Path) -> str:
+    """pytest's --help, its process ended also when Ctrl-C or SIGTERM comes (README: exit 130, nothing left
+    running). subprocess.run could not end it when the signal came inside Popen(), after the fork and before
+    there was a process object to kill (a pytest --help was left running, seen by the unit tests' leak check):
+    the signals wait until the object exists, and the child gets this process's signal mask back before exec."""
+    import signal
+    import subprocess
+
+    stop = {signal.SIGINT, signal.SIGTERM}
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, stop)
+    try:
+        # preexec_fn only sets the signal mask, and no thread runs while the command line is read.
+        proc = subprocess.Popen(
+            argv, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            preexec_fn=lambda: signal.pthread_sigmask(signal.SIG_SETMASK, before),  # noqa: PLW1509
+        )  # fmt: skip
+    except BaseException:
+        signal.pthread_sigmask(signal.SIG_SETMASK, before)
+        raise
+    try:
+        signal.pthread_sigmask(signal.SIG_SETMASK, before)  # a signal that came meanwhile is raised here
+        out, err = proc.communicate(timeout=120)
+    except BaseException:
+        proc.kill()
+        proc.wait()
+        raise
+    return out or err
 
 
 # Harness options of `test`, wherever they are on its line; every other argument goes to pytest.

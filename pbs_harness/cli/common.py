@@ -169,10 +169,21 @@ def tags(text: str) -> str:
     return text
 
 
+def read_only(folder: Path) -> bool:
+    """`folder` (which exists) is on a file system mounted read-only."""
+    try:
+        return bool(os.statvfs(folder).f_flag & os.ST_RDONLY)
+    except OSError:
+        return False
+
+
 def cannot_write(folder: Path) -> str | None:
     """Why no file can be made in `folder`, or None. A file is made and removed: os.access alone says yes to
     root on a read-only mount or in /proc or /sys, where the report's first write then failed with a raw
-    [Errno ...] after the results were read (issue #34)."""
+    [Errno ...] after the results were read (issue #34). A read-only mount is named as such: os.access says no
+    there even to root, and "this user may not write it" sent root looking at permissions."""
+    if read_only(folder):
+        return "it is on a read-only file system"
     if not os.access(folder, os.W_OK | os.X_OK):
         return "this user may not write it"
     try:

@@ -7,7 +7,7 @@ import argparse
 import os
 from pathlib import Path
 
-from pbs_harness.cli.common import cannot_write, progress
+from pbs_harness.cli.common import cannot_write, progress, read_only
 from pbs_harness.common import errors
 from pbs_harness.common.errors import PreconditionError, UsageError
 
@@ -47,6 +47,8 @@ def _out_folder(arg: str | None, default: str, names: tuple[str, ...]) -> Path:
             raise PreconditionError(f"output folder {out} is not writable ({why})", hint)
         return out
     parent = next(p for p in out.absolute().parents if p.exists())
+    if parent.is_dir() and read_only(parent):
+        raise PreconditionError(f"output folder {out} cannot be created ({parent} is on a read-only file system)", hint)
     if not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
         raise PreconditionError(f"output folder {out} cannot be created ({parent} is not a writable folder)", hint)
     return out

@@ -47,3 +47,19 @@ def test_bad_input_table_names_existing_tests_only() -> None:
     for row in rows:
         exit_cell = row.split("|")[4].strip()
         assert exit_cell in codes | {"see row", "skip", "hook"}, row
+
+
+def test_bad_input_rows_have_one_number_each_and_the_index_names_real_rows() -> None:
+    """Two rows numbered 90 (and 91, 116, 117) made the symptom index's "row 90" name two rows."""
+    doc = (ROOT / "docs" / "bad-input.md").read_text()
+    numbers = [int(n) for n in re.findall(r"^\| (\d+) \|", doc, re.M)]
+    twice = sorted({n for n in numbers if numbers.count(n) > 1})
+    assert not twice, f"docs/bad-input.md numbers several rows {twice}"
+    index = section(doc, "## Symptom → fix")
+    named: set[int] = set()
+    for listed in re.findall(r"\brows? (\d[\d, -]*\d|\d)", index):
+        for part in listed.split(","):
+            lo, _, hi = part.strip().partition("-")
+            named.update(range(int(lo), int(hi or lo) + 1))
+    assert named, "the symptom index names no row"
+    assert named <= set(numbers), f"the symptom index names rows that do not exist: {sorted(named - set(numbers))}"

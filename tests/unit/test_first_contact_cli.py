@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from pbs_harness.cli import argv as cli_argv
 from pbs_harness.common import errors
 from pbs_harness.localcluster import provider
 from pbs_harness.remote import inventory
@@ -159,9 +160,7 @@ def test_top_level_help_speaks_to_users(capsys: pytest.CaptureFixture[str]) -> N
 
 
 def test_test_help_shows_the_exit_codes_too(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.setattr(
-        subprocess, "run", lambda *a, **k: subprocess.CompletedProcess(a, 0, stdout="PYTEST OPTIONS", stderr="")
-    )
+    monkeypatch.setattr(cli_argv, "_pytest_help", lambda *_: "PYTEST OPTIONS")
     rc, out = run_cli(["test", "--help"], capsys)
     assert rc == 0
     assert "exit codes:" in out
@@ -174,7 +173,7 @@ def test_ctrl_c_during_test_help(capsys: pytest.CaptureFixture[str], monkeypatch
     def interrupted(*_: object, **__: object) -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(subprocess, "run", interrupted)
+    monkeypatch.setattr(cli_argv, "_pytest_help", interrupted)
     rc, out = run_cli(["test", "--help"], capsys)
     assert rc == errors.EXIT_INTERRUPTED
     assert "interrupted by Ctrl-C (SIGINT): stopped while reading the command line; nothing was started" in out
@@ -189,12 +188,45 @@ def test_sigterm_during_test_help(capsys: pytest.CaptureFixture[str], monkeypatc
         raise AssertionError("SIGTERM did not stop the verb")
 
     before = signal.getsignal(signal.SIGTERM)
-    monkeypatch.setattr(subprocess, "run", terminated)
+    monkeypatch.setattr(cli_argv, "_pytest_help", terminated)
     rc, out = run_cli(["test", "--help"], capsys)
     assert rc == errors.EXIT_INTERRUPTED
     assert "interrupted by SIGTERM: stopped while reading the command line; nothing was started (exit 130)" in out
     assert "Traceback" not in out
     assert signal.getsignal(signal.SIGTERM) == before  # the handler is put back
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_a_signal_inside_popen_still_ends_pytest_help(signum: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The signal lands after the fork, before Popen() has returned a process object (the window
+    test_sigterm_during_test_help_through_the_real_entry_point hit: its leak check found the pytest --help
+    child still running). Popen is wrapped to send the signal to this process right there; the child (a real
+    process that sleeps in place of pytest) must be ended and reaped, and the signal reach the caller."""
+    real_popen = subprocess.Popen
+    started: list[int] = []
+
+    def popen_then_signal(*args: object, **kwargs: object) -> subprocess.Popen:
+        proc = real_popen(*args, **kwargs)  # type: ignore[call-overload]
+        started.append(proc.pid)
+        os.kill(os.getpid(), signum)
+        return proc
+
+    class Stop(KeyboardInterrupt):
+        pass
+
+    def stop(*_: object) -> None:
+        raise Stop
+
+    monkeypatch.setattr(subprocess, "Popen", popen_then_signal)
+    before = signal.signal(signum, stop)
+    try:
+        with pytest.raises(Stop):
+            cli_argv._pytest_help([sys.executable, "-c", "import time; time.sleep(60)"], ROOT)
+    finally:
+        signal.signal(signum, before)
+    assert started, "no child was started"
+    with pytest.raises(ProcessLookupError):  # ended and reaped: no such process any more
+        os.kill(started[0], 0)
 
 
 def test_sigterm_during_test_help_through_the_real_entry_point(tmp_path: Path) -> None:
