@@ -32,7 +32,7 @@ PREFLIGHT_MARK = "cloud preflight:"  # a provision refusal before anything was c
 
 
 class CloudKind(Protocol):
-    """What a cloud kind of host (pbs_harness.hosts) adds for cloud runs (AWS: backends/aws.py)."""
+    """What a cloud kind of host (pbs_harness.hosts) adds for cloud runs (AWS: hosts/aws.py)."""
 
     NAME: str
     PLAYBOOKS: str  # folder under playbooks/ with provision.yml, teardown.yml, list.yml, instance.yml
@@ -148,6 +148,7 @@ def _after_failed_up(k: CloudKind, rec: records.RunRecord, state_root: Path, kee
         say(f"cloud run {rec.run_id} failed; its resources are kept (--keep-on-failure). Remove them with: {hint}")
         return
     say(f"cloud run {rec.run_id} failed: tearing down what it created")
+    rec.set_status("removing")  # before it acts: killed halfway, the run is still sweep's (controller gone)
     try:
         _teardown(
             k,
@@ -254,6 +255,11 @@ def down(state_root: Path, run_id: str, say: Say, *, region: str = "", owner: st
     owner = owner or (rec.owner if rec else default_owner())
     say(f"removing cloud run {run_id} ({cloud}, {region}): every resource tagged with it, owner {owner}")
     log_dir = rec.dir / "logs" if rec else Path(tempfile.mkdtemp(prefix="pbsh-down-"))
+    if rec:
+        # Before anything is removed: a `down` killed halfway must not leave the record saying `up` (sweep
+        # keeps a live `up` run until its expiry); `removing` with this pid is sweep's once the pid is gone,
+        # and a second `down` finishes it.
+        rec.set_status("removing")
     _teardown(k, [run_id], owner=owner, region=region, endpoint_url=endpoint, log_dir=log_dir, say=say)
     if rec:
         rec.set_status("down")
@@ -332,7 +338,9 @@ def sweep(
     dry_run: bool = False,
     now: dt.datetime | None = None,
 ) -> list[str]:
-    """List the owner's tagged resources, remove the runs `why_remove` names; the run ids removed."""
+    """List the owner's tagged resources, remove the runs `why_remove` names; the run ids removed. A record
+    here of this cloud, region and owner whose controller was killed, and of which nothing tagged is left (killed
+    before it created anything, or after its teardown removed everything), is ended too."""
     k = kind(cloud)
     k.check_credentials()
     endpoint = k.endpoint_from_env(os.environ)
@@ -357,9 +365,21 @@ def sweep(
             say(f"  {run.run_id:32} expires {expires:20} {len(run.resources)} resources  {status}")
             if why:
                 doomed.append(run.run_id)
+        ended = _dead_records_without_resources(state_root, cloud, region, owner, {r.run_id for r in runs})
+        for rec in ended:
+            say(
+                f"  record of {rec.run_id} ended: its controller was killed while {rec.status} (pid {rec.pid} gone) "
+                "and nothing tagged with it is left" + (" (dry run: left as it is)" if dry_run else "")
+            )
+            if not dry_run:
+                rec.set_status("down")
         if dry_run or not doomed:
             say("dry run: nothing removed" if dry_run and doomed else "nothing to remove")
             return [] if dry_run else doomed
+        for run_id in doomed:
+            rec = records.find(state_root, run_id)
+            if rec:
+                rec.set_status("removing")  # this sweep owns it now: killed halfway, the next sweep finishes it
         _teardown(k, doomed, owner=owner, region=region, endpoint_url=endpoint, log_dir=Path(tmp), say=say)
     for run_id in doomed:
         rec = records.find(state_root, run_id)
@@ -367,6 +387,27 @@ def sweep(
             rec.set_status("down")
     say(f"sweep removed {len(doomed)} runs: {', '.join(doomed)}")
     return doomed
+
+
+def _dead_records_without_resources(
+    state_root: Path, cloud: str, region: str, owner: str, tagged_runs: set[str]
+) -> list[records.RunRecord]:
+    """This machine's records of the swept cloud, region and owner that a killed controller left under way
+    (provisioning, deploying, testing, removing) and that no tagged resource belongs to any more."""
+    found = []
+    for run_dir in sorted(state_root.iterdir()) if state_root.is_dir() else []:
+        try:
+            found.append(records.load(run_dir))
+        except PreconditionError:
+            continue  # not a record (or not readable): not this sweep's to end
+    return [
+        rec
+        for rec in found
+        if (rec.cloud, rec.region, rec.owner) == (cloud, region, owner)
+        and rec.run_id not in tagged_runs
+        and rec.status in records.CONTROLLED
+        and not rec.controller_alive
+    ]
 
 
 def known_runs(state_root: Path) -> Iterable[records.RunRecord]:

@@ -20,11 +20,13 @@ ROOT_ENV = "PBS_HARNESS_CLOUD_DIR"
 DEFAULT_ROOT = Path("/var/lib/pbs-harness/cloud")
 RECORD = "run.json"
 # provisioning: up is creating; deploying: up is deploying and verifying; testing: `test --cloud` is
-# deploying, verifying and running the suites (each of these three: a controller process, its pid, owns the
-# run, and a run whose controller is gone was killed: sweep removes it); up: created (and deployed), handed
-# to the user until `down`; failed: up failed and tore down what it could; kept: failed, kept by
-# --keep-on-failure; down: removed.
-CONTROLLED = ("provisioning", "deploying", "testing")
+# deploying, verifying and running the suites; removing: `down`, `sweep` or a failed `up` is tearing the run
+# down (each of these four: a controller process, its pid, owns the run, and a run whose controller is gone
+# was killed: sweep removes it, a second `down` finishes it); up: created (and deployed), handed to the user
+# until `down`; failed: up failed and tore down what it could; kept: failed, kept by --keep-on-failure;
+# down: removed. Each is saved BEFORE the step it names acts, so a kill at any step leaves a record that says
+# what was under way.
+CONTROLLED = ("provisioning", "deploying", "testing", "removing")
 STATUSES = (*CONTROLLED, "up", "failed", "kept", "down")
 
 
