@@ -105,11 +105,33 @@ def test_the_jobs_call_the_scripts_ci_run_runs() -> None:
     }
     ci_run = (ROOT / ".ci" / "run").read_text() + (ROOT / "scripts" / "ci" / "acceptance.sh").read_text()
     ci_run += (ROOT / "scripts" / "ci" / "vm-cluster.sh").read_text()
-    ci_run += (ROOT / "scripts" / "ci" / "cloud-moto.sh").read_text()  # the cloud jobs' scripts, against moto
+    # scripts/ci/cloud-moto.sh runs each `run:` step of the GitHub recipe's aws-cluster and aws-sweep jobs,
+    # read from the recipe (test_cloud_moto_runs_the_recipes_cloud_steps), against moto.
+    moto = (ROOT / "scripts" / "ci" / "cloud-moto.sh").read_text()
+    ci_run += moto
+    ci_run += "".join(
+        step["run"] for job, step in github_steps() if job in MOTO_JOBS and f'"{job}"' in moto and "run" in step
+    )
     assert {c for c in called if c not in ci_run} == set()
     for _, block, text in ALL_BLOCKS:
         for line in (ln.split(" #")[0].strip() for ln in text.splitlines()):
             assert not LOGIC.search(line), f"{block}: `{line}` holds shell logic: put it in a script of scripts/ci/"
+
+
+MOTO_JOBS = ("aws-cluster", "aws-sweep")
+
+
+def test_cloud_moto_runs_the_recipes_cloud_steps() -> None:
+    """.ci/run's stage 'cloud (moto)' executes the GitHub recipe's cloud jobs themselves, every `run:` step but
+    `make venv` (.ci/run made it), the always-steps too: what it reads and how many it must have run."""
+    moto = (ROOT / "scripts" / "ci" / "cloud-moto.sh").read_text()
+    assert "examples/ci/github-actions.yml" in moto
+    assert all(f'"{job}"' in moto for job in MOTO_JOBS)
+    runs = [s["run"] for job, s in github_steps() if job in MOTO_JOBS and "run" in s]
+    to_run = [r for r in runs if not r.startswith("make venv")]
+    assert len(to_run) == 5, to_run
+    assert f'if [ "$ran" != {len(to_run)} ]' in moto
+    assert "scripts/ci/cloud-acceptance.sh down" in to_run  # the job's always-step
 
 
 def github_steps() -> list[tuple[str, dict]]:
