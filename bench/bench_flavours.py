@@ -32,6 +32,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from bench_parallel import HARNESS, run_logged, run_suites  # noqa: E402 - after sys.path setup
 
+from pbs_harness import hosts  # noqa: E402
 from pbs_harness.localcluster import capacity, fleet, state  # noqa: E402
 
 PREFIX = {"namespace": "bfn", "system": "bfs"}
@@ -52,7 +53,7 @@ def one_flavour(flavour: str, args: argparse.Namespace, out_dir: Path) -> dict:
     where = ["--state-dir", str(state_dir)]
     up = [*HARNESS, "up", "--clusters", str(args.clusters), "--flavour", flavour, *where]
     up += ["--name-prefix", PREFIX[flavour], "--subnet", "auto"]
-    if flavour == "system":
+    if not hosts.get_kind_class(flavour).shares_controller_files:  # its own OpenPBS, from packages
         up += ["--openpbs", str(args.openpbs)]
     stamp(f"{flavour}: {' '.join(up[2:])} (output: {out_dir / f'flavours-{flavour}-up.log'})")
     up_s, proc = run(up, out_dir / f"flavours-{flavour}-up.log")

@@ -332,7 +332,7 @@ def main() -> int:
     where = site.of(inv)
     src, files, ptl_wall = ptl_phase(inv, where, args)
     meta = {
-        "cluster": f"{inv.provider.cluster_name(inv.server.vars) or inv.server.name}: {len(inv.hosts)} hosts, "
+        "cluster": f"{inv.kind.cluster_name(inv.server.vars) or inv.server.name}: {len(inv.hosts)} hosts, "
         f"PTL's moms {', '.join(where.moms[:5])}",
         "OpenPBS source": f"{src.path} ({src.ident})",
         "PTL": f"{where.bin_dir}/pbs_benchpress ({install.NOSE_FORK}), CLI mode (no SWIG pbs_ifl, as packaged)",

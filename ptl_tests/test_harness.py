@@ -15,13 +15,12 @@ import pytest
 
 from pbs_harness.common import shell
 from pbs_harness.common.waits import wait_until
-from pbs_harness.hosts.backend import for_host
 from pbs_harness.hosts.ssh import SshHost
 from pbs_harness.pbs.evidence.logs import mom_log
 from pbs_harness.pbs.substates import RUNNING
 from pbs_harness.suite import baseline as baseline_mod
 from pbs_harness.suite import release_features
-from pbs_harness.suite.faults import HostCrash, HostPartition, HostPause
+from pbs_harness.suite.faults import HostCrash, HostPartition, HostPause, host_of
 
 pytestmark = [pytest.mark.acceptance, pytest.mark.harness, pytest.mark.ci]
 CHILDREN = Path(__file__).parent / "children"
@@ -29,15 +28,20 @@ CHILDREN = Path(__file__).parent / "children"
 
 @pytest.fixture
 def local(inventory):
-    if not inventory.provider.brings_up:
-        pytest.skip("host-level faults are implemented for the local cluster only")
+    if not inventory.kind.runs_here:
+        pytest.skip("these checks look at the hosts' processes and network from here: their kind runs elsewhere")
     return inventory
 
 
 def local_host(cluster, name: str):
-    """The host's backend in the local cluster its inventory records: its processes, address and
-    network namespace as this machine sees them (namespace and system hosts alike)."""
-    return for_host(cluster, name)
+    """The host as its kind models it: its processes, address and network namespace as this machine
+    sees them (namespace and system hosts alike)."""
+    return host_of(cluster, name)
+
+
+def ssh_side(cluster, name: str) -> SshHost:
+    """The SSH kind's mechanisms on this host, whatever its own kind (to exercise them here)."""
+    return SshHost(name, cluster.inventory.hosts[name].vars, cluster)
 
 
 def sister(topology, n: int = 1) -> str:
@@ -234,7 +238,7 @@ def test_a_killed_run_leaves_the_next_session_at_the_declared_baseline(inventory
 def test_ssh_side_partition_spares_the_harness_session(cluster, nemesis, topology) -> None:
     """The partition used on inventories that are not the local cluster, exercised here."""
     target, peer = sister(topology, 3), sister(topology, 1)
-    fault = nemesis.start(HostPartition(cluster, target, backend=SshHost(cluster, target)))
+    fault = nemesis.start(HostPartition(cluster, target, backend=ssh_side(cluster, target)))
     assert not tcp_open(cluster, peer, target, 15002)
     assert cluster.hosts[target].run("true").ok  # our own session still reaches it
     assert not cluster.hosts[target].run(f"timeout 3 bash -c '</dev/tcp/{cluster.server.name}/15001'").ok
@@ -245,7 +249,7 @@ def test_ssh_side_partition_spares_the_harness_session(cluster, nemesis, topolog
 def test_ssh_side_pause_and_kill_of_pbs_daemons(cluster, pbs, nemesis, topology) -> None:
     target = sister(topology, 4)
     host = cluster.hosts[target]
-    fault = nemesis.start(HostPause(cluster, target, backend=SshHost(cluster, target)))
+    fault = nemesis.start(HostPause(cluster, target, backend=ssh_side(cluster, target)))
     paused = host.check("ps -o stat= -C pbs_mom").stdout.split()
     assert paused, "no pbs_mom on the host"
     assert all(stat.startswith("T") for stat in paused), paused
@@ -253,7 +257,7 @@ def test_ssh_side_pause_and_kill_of_pbs_daemons(cluster, pbs, nemesis, topology)
     resumed = host.check("ps -o stat= -C pbs_mom").stdout.split()
     assert resumed, "no pbs_mom on the host"
     assert not any(stat.startswith("T") for stat in resumed), resumed
-    fault = nemesis.start(HostCrash(cluster, target, backend=SshHost(cluster, target)))
+    fault = nemesis.start(HostCrash(cluster, target, backend=ssh_side(cluster, target)))
     assert not host.run(["pgrep", "-x", "pbs_mom"]).ok
     pbs.nodes.wait_state([target], "down", exact=False, timeout=60)
     nemesis.heal(fault)

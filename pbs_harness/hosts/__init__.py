@@ -11,15 +11,14 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pbs_harness.hosts.base import HostKind, HostVars
+from pbs_harness.hosts.base import KIND_VAR, HostKind, HostVars
 
 if TYPE_CHECKING:
     from pbs_harness.remote.cluster import Cluster
 
-# The one inventory variable that names a host's kind.
-KIND_VAR = "pbs_harness_host_kind"
 # A host without KIND_VAR: reached over SSH only.
 DEFAULT_KIND = "ssh"
 
@@ -73,6 +72,16 @@ def kind_of(host_vars: HostVars) -> type[HostKind]:
     return get_kind_class(kind_name(host_vars))
 
 
+def kind_of_path(path: Path) -> type[HostKind]:
+    """The kind of the hosts the inventory at `path` lists, known before it is listed: the first kind
+    that claims it (e.g. the local inventory script), else the default kind."""
+    for name in KINDS:
+        kind = get_kind_class(name)
+        if kind.claims_inventory(path):
+            return kind
+    return get_kind_class(DEFAULT_KIND)
+
+
 def undeclared(hosts_vars: Mapping[str, HostVars], faults: tuple[str, ...] | list[str]) -> str | None:
     """Why a test needing these faults cannot run on these hosts (their kinds' FAULTS lack one), or None.
     Capabilities, never kind names, decide (a new kind that declares the fault runs the test)."""
@@ -99,6 +108,7 @@ __all__ = [
     "host",
     "kind_name",
     "kind_of",
+    "kind_of_path",
     "names",
     "undeclared",
 ]

@@ -180,7 +180,7 @@ class AwsHost(HostKind):
         from pbs_harness.hosts.ssh import SshHost
 
         assert self.cluster is not None, "SSH-side faults need the cluster's connections"
-        return SshHost(self.cluster, self.name)
+        return SshHost(self.name, self.host_vars, self.cluster)
 
     def is_running(self) -> bool:
         return self._act("info")["state"] == "running"

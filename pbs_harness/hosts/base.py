@@ -9,8 +9,9 @@ mechanisms (Jepsen's nemesis acts through them), and the heal of what a killed r
 
 Callers ask the registry for a host's kind once, from one inventory variable
 (pbs_harness.hosts.KIND_VAR), and then only ask the kind: no code outside the kind modules
-compares a kind's name or branches on `managed`/`shares_controller_files` to pick behaviour that
-belongs to the kind.
+compares a kind's name. What differs by kind is a method of the kind; where the caller's own
+behaviour differs (the suite heals only hosts the harness manages, checks OpenPBS here only when
+the hosts share this machine's files), it asks the kind's declared facts, never its name.
 """
 
 from __future__ import annotations
@@ -25,6 +26,9 @@ if TYPE_CHECKING:
 
 # A host's inventory variables, as `ansible-inventory --list` gives them.
 HostVars = Mapping[str, Any]
+# The one inventory variable that names a host's kind (the registry, pbs_harness.hosts, reads it; the
+# kinds that write inventories set it).
+KIND_VAR = "pbs_harness_host_kind"
 
 # The faults a kind may support; a kind lists those it can do in FAULTS, and a test that needs one
 # it lacks skips naming the missing capability, never the kind (the needs_faults marker; the fault layer
@@ -56,11 +60,14 @@ class HostKind(ABC):
 
     NAME: ClassVar[str]
     # The harness creates and destroys these hosts itself (`pbs-harness up` also repairs them; its
-    # advice names `up` only then). Replaces the old Provider.brings_up.
+    # advice names `up` only then). Replaces the old Provider's "brings up" flag.
     managed: ClassVar[bool] = False
     # The hosts see this machine's /opt (its OpenPBS) and the state directory at the same paths, so
-    # OpenPBS is checked here and PTL installed once for all. Replaces Provider.shares_openpbs.
+    # OpenPBS is checked here and PTL installed once for all. Replaces the old Provider's "shares OpenPBS" flag.
     shares_controller_files: ClassVar[bool] = False
+    # The hosts run on this machine: their processes, network namespaces and addresses are this
+    # machine's to inspect (pids(), a partition seen from here).
+    runs_here: ClassVar[bool] = False
     # The faults this kind can inject, and how each acts (for the fault log, Jepsen's history).
     FAULTS: ClassVar[frozenset[str]] = frozenset()
     MECHANISMS: ClassVar[Mapping[str, str]] = {}

@@ -11,13 +11,11 @@ Real power-off and VM pause need the cloud's API; these are the SSH-side equival
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, ClassVar
+from collections.abc import Mapping
+from pathlib import Path
+from typing import ClassVar
 
-from pbs_harness.hosts.base import BOOT, CRASH, PARTITION, PAUSE
-
-if TYPE_CHECKING:
-    from pbs_harness.remote.cluster import Cluster
+from pbs_harness.hosts.base import BOOT, CRASH, PARTITION, PAUSE, HostKind, UnsupportedByKind
 
 CHAIN = "PBSH_PARTITION"
 PBS_DAEMONS = "pbs_mom|pbs_server.bin|pbs_sched|pbs_comm|pbs_ds_monitor|postgres"
@@ -33,32 +31,36 @@ START_PBS = (
     "elif [ -x /etc/init.d/pbs ]; then /etc/init.d/pbs start; fi"
 )
 
-MECHANISMS = {
-    "crash": "SIGKILL of the PBS daemons and the test users' processes, over SSH",
-    "boot": "start PBS over SSH (systemctl start pbs.service, else /etc/init.d/pbs start)",
-    "pause": "SIGSTOP of the PBS daemons and the test users' processes, over SSH",
-    "partition": f"iptables chain {CHAIN} on the host, over SSH, sparing the harness's own session",
-}
 
+class SshHost(HostKind):
+    """A host reached over SSH only; its faults act over the inventory's connections (`cluster`)."""
 
-@dataclass
-class SshHost:
-    cluster: Cluster
-    name: str
-    flavour: str = "ssh"
-    mechanisms: dict[str, str] = field(default_factory=lambda: dict(MECHANISMS))
+    NAME = "ssh"
     # What the fault layer may ask of it (hosts.base's names): no reboot, SSH cannot bring a host back.
-    FAULTS: ClassVar[frozenset[str]] = frozenset({CRASH, BOOT, PAUSE, PARTITION})
+    FAULTS = frozenset({CRASH, BOOT, PAUSE, PARTITION})
+    MECHANISMS: ClassVar[Mapping[str, str]] = {
+        "crash": "SIGKILL of the PBS daemons and the test users' processes, over SSH",
+        "boot": "start PBS over SSH (systemctl start pbs.service, else /etc/init.d/pbs start)",
+        "pause": "SIGSTOP of the PBS daemons and the test users' processes, over SSH",
+        "partition": f"iptables chain {CHAIN} on the host, over SSH, sparing the harness's own session",
+    }
 
-    def can(self, fault: str) -> bool:
-        return fault in self.FAULTS
+    @classmethod
+    def unreachable_hint(cls, inventory_path: Path) -> str:
+        return (
+            f"check that these hosts are running and that ansible_host/ansible_port in {inventory_path} are right "
+            "(firewall or security group open for SSH from this machine)"
+        )
 
     @property
     def _host(self):
+        if self.cluster is None:
+            raise UnsupportedByKind(self.NAME, "act on a host before the cluster's SSH connections exist")
         return self.cluster.hosts[self.name]
 
     def _procs(self) -> str:
         """pgrep selection: PBS daemons by name, plus everything the test users run."""
+        assert self.cluster is not None  # _host refused first
         users = ",".join(self.cluster.users()) or "nobody"
         return f"{{ pgrep -x '{PBS_DAEMONS}'; pgrep -u {users}; }} | sort -u"
 
@@ -74,9 +76,6 @@ class SshHost:
 
     def is_partitioned(self) -> bool:
         return self._host.run(f"{IPT} -C INPUT -j {CHAIN}").ok
-
-    def pids(self) -> list[int]:
-        return []
 
     def crash(self) -> None:
         self._signal("KILL")

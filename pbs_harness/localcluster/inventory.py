@@ -10,8 +10,7 @@ import shlex
 from pathlib import Path
 from typing import Any
 
-from pbs_harness.localcluster import flavour_vars, roles, sshkeys, state
-from pbs_harness.localcluster.provider import LOCAL_HOST_VAR, STATE_DIR_VAR
+from pbs_harness.localcluster import roles, sshkeys, state
 from pbs_harness.localcluster.spec import ClusterSpec
 
 GROUPS = ("pbs_server", "pbs_moms", "pbs_clients")
@@ -43,8 +42,8 @@ def connection_vars(spec: ClusterSpec, root: Path | None = None, known_hosts: Pa
     }
     if spec.login_user:
         conn["ansible_become"] = True
-    conn[LOCAL_HOST_VAR] = True
-    conn[STATE_DIR_VAR] = state.cluster_id(root)
+    conn[state.LOCAL_HOST_VAR] = True
+    conn[state.STATE_DIR_VAR] = state.cluster_id(root)
     return conn
 
 
@@ -63,7 +62,7 @@ def inventory(root: Path | None = None) -> dict[str, Any]:
             **{g: {"hosts": []} for g in GROUPS},
         }
     spec = st.spec
-    conn = {**connection_vars(spec, root), **flavour_vars.host_vars(st)}
+    conn = {**connection_vars(spec, root), **spec.kind.inventory_vars(st)}
     hostvars = {h.name: {"ansible_host": h.ip, **conn} for h in spec.hosts}
     listing: dict[str, Any] = {
         "_meta": {"hostvars": hostvars},

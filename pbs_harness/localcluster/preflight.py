@@ -47,7 +47,9 @@ SYSTEM_PROGRAMS = {
 
 
 def check_programs(which: Callable[[str], str | None] = shutil.which, flavour: str = "namespace") -> None:
-    required = SYSTEM_PROGRAMS if flavour == "system" else REQUIRED_PROGRAMS
+    from pbs_harness import hosts  # the registry: each local kind names the programs it needs
+
+    required = hosts.get_kind_class(flavour).programs()  # type: ignore[attr-defined]
     extra = {"sshd": "/usr/sbin/sshd"}
     missing = [
         f"{prog} (Debian package {pkg})"

@@ -3,9 +3,9 @@
 Every function takes `root`, the cluster's state directory (default: $PBS_HARNESS_STATE_DIR or
 /var/lib/pbs-harness/local); several clusters live side by side in several state directories.
 
-Two flavours of host (pbs_harness.hosts.backend): namespace hosts share this machine's /opt, /usr, /etc
-and /home (their names go into this machine's /etc/hosts, a login user into its /etc/passwd);
-system hosts have their own root and change nothing of this machine's /etc.
+Two kinds of local host (pbs_harness.hosts.namespace, pbs_harness.hosts.system; the cluster's spec names
+its kind, the registry of host kinds gives its class): what differs between them (what `up` makes on
+this machine, what `down` takes back, how a host boots) is asked of the kind, never branched on here.
 """
 
 from __future__ import annotations
@@ -14,24 +14,19 @@ import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from pbs_harness.common import project, shell
 from pbs_harness.common.errors import PreconditionError, UnreachableError
-from pbs_harness.deploy import openpbs_build
-from pbs_harness.hosts.namespace import NamespaceHost
-from pbs_harness.hosts.system import SystemHost
-from pbs_harness.localcluster import hostsfile, login, network, preflight, registry, sshkeys, state
-from pbs_harness.localcluster.containers import images
+from pbs_harness.localcluster import hostsfile, network, preflight, registry, sshkeys, state
 from pbs_harness.localcluster.spec import ClusterSpec, HostSpec
 
-# Bind-mount targets that must exist on the controller for the per-host copies.
-BIND_TARGETS = {Path("/etc/pbs.conf"): "file", Path("/var/spool/pbs"): "dir"}
-# Inventory host variables that say a host is a local-cluster host, and of which cluster.
-LOCAL_HOST_VAR = "local_cluster_host"
-STATE_DIR_VAR = "local_cluster_state_dir"
+if TYPE_CHECKING:
+    from pbs_harness.hosts.local import LocalHostBase as LocalHost
 
-LocalHost = NamespaceHost | SystemHost
+# Inventory host variables that say a host is a local-cluster host, and of which cluster.
+LOCAL_HOST_VAR, STATE_DIR_VAR = state.LOCAL_HOST_VAR, state.STATE_DIR_VAR
+require = state.require
 
 Progress = Callable[[str], None]
 
@@ -40,63 +35,8 @@ def _quiet(_: str) -> None:
     pass
 
 
-def _ensure_bind_targets(st: state.ClusterState) -> None:
-    for path, kind in BIND_TARGETS.items():
-        if path.exists():
-            continue
-        if kind == "dir":
-            path.mkdir(parents=True, mode=0o755)
-        else:
-            path.touch(mode=0o644)
-        st.created_paths.append(str(path))
-
-
-def _prepare_host_disk(spec: ClusterSpec, host: HostSpec, root: Path | None) -> None:
-    hdir = state.host_dir(host.name, root)
-    (hdir / "spool").mkdir(parents=True, exist_ok=True, mode=0o755)
-    root_home = hdir / "root"
-    if not root_home.exists():
-        root_home.mkdir(mode=0o700)
-        for dotfile in (".bashrc", ".profile"):
-            skel = Path("/etc/skel") / dotfile
-            if skel.exists():
-                shutil.copy(skel, root_home / dotfile)
-    conf = hdir / "pbs.conf"
-    if not conf.exists():
-        conf.touch(mode=0o644)
-    if spec.login_user:
-        login.write_sudoers(host.name, spec.login_user, root)
-    sshkeys.ensure_host_key(host, root, spec.login_user)
-
-
 def current(root: Path | None = None) -> state.ClusterState | None:
     return state.load(root)
-
-
-def require(root: Path | None = None) -> state.ClusterState:
-    """The cluster's state, refusing when its network is gone (its addresses would route off-box)."""
-    st = state.load(root)
-    if st is None:
-        raise PreconditionError(
-            f"no local cluster is up (no state in {state.describe_dir(root)})",
-            f"bring one up (pbs-harness cluster up), or name the one that is up: {state.STATE_DIR_MEANS}",
-        )
-    if st.spec.bridge not in network.link_names():
-        raise PreconditionError(
-            f"the local cluster's bridge {st.spec.bridge} is gone (machine restarted?)",
-            "repair it: pbs-harness cluster up",
-        )
-    return st
-
-
-def _setup_login(spec: ClusterSpec, root: Path | None, progress: Progress) -> None:
-    assert spec.login_user is not None
-    if login.ensure_account(spec.login_user):
-        entry = login.account(spec.login_user)
-        uid = entry.pw_uid if entry else "?"
-        progress(f"login account {spec.login_user} created (UID {uid}, no password, sudo inside the hosts only)")
-    login.open_key_path(root)
-    login.check_key_path(state.ssh_dir(root) / "authorized_keys", spec.login_user)
 
 
 def claim(old: state.ClusterState | None, spec: ClusterSpec, here: str, root: Path | None = None) -> state.ClusterState:
@@ -143,29 +83,7 @@ def up(
     progress(f"network: bridge {spec.bridge} {spec.bridge_ip}/{spec.prefixlen}")
     network.ensure_bridge(spec)
     sshkeys.ensure_client_key(root)
-    if spec.flavour == "system":
-        preflight.ensure_inotify_instances(progress)
-        needs = openpbs_build.depends(Path(st.packages_dir)) if st.packages_dir else set()
-        layer = images.host_layer_for(images.distribution(spec.image), needs, progress)
-        wanted = [str(p) for p in layer.lowerdirs()]
-        if old is not None and old.image_lowerdirs and old.image_lowerdirs != wanted:
-            raise PreconditionError(
-                f"the {old.label} runs image {Path(old.image_lowerdirs[0]).parent.name}, and these packages need "
-                f"{layer.name} (their dependencies differ): its hosts cannot change image while they exist",
-                "take it down first (pbs-harness down), then bring it up again",
-            )
-        st.image_lowerdirs = wanted
-        state.save(st, root)
-        for host in spec.hosts:
-            sshkeys.ensure_host_key(host, root, spec.login_user)
-    else:
-        _ensure_bind_targets(st)
-        state.save(st, root)
-        if spec.login_user:
-            _setup_login(spec, root, progress)
-        hostsfile.install(state.cluster_id(root), [(h.ip, h.name) for h in spec.hosts])
-        for host in spec.hosts:
-            _prepare_host_disk(spec, host, root)
+    spec.kind.prepare_cluster(st, old, root, progress)
     sshkeys.write_client_files(spec, root)
     hosts = [backend(st, h, root) for h in spec.hosts]
     found_running = set()
@@ -210,10 +128,8 @@ def _wait_or_reboot(host: LocalHost, found_running: bool, progress: Progress) ->
 
 
 def backend(st: state.ClusterState, host: HostSpec, root: Path | None = None) -> LocalHost:
-    """The backend of one host of the cluster recorded in `st` (pbs_harness.hosts.backend)."""
-    if st.flavour == "system":
-        return SystemHost(st.spec, host, state.state_dir(root), [Path(p) for p in st.image_lowerdirs])
-    return NamespaceHost(st.spec, host, state.state_dir(root))
+    """One host of the cluster recorded in `st`, as its kind (from the registry: the spec names it) models it."""
+    return st.spec.kind.in_cluster(st, host, root)
 
 
 def _hand_over_placeholders(st: state.ClusterState, others: list[registry.KnownCluster]) -> list[str]:
@@ -243,8 +159,6 @@ def down(progress: Progress = _quiet, root: Path | None = None) -> bool:
         network.remove_host_network(host)
     _stop_ssh_masters(root)
     network.remove_bridge(spec)
-    if spec.flavour == "namespace":
-        hostsfile.remove(cid, [h.name for h in spec.hosts])
     others = registry.others(root)
     kept = _hand_over_placeholders(st, others)
     for created in reversed(st.created_paths):
@@ -255,10 +169,7 @@ def down(progress: Progress = _quiet, root: Path | None = None) -> bool:
             path.rmdir()
         elif path.is_file() and path.stat().st_size == 0:
             path.unlink()
-    if spec.login_user and spec.flavour == "namespace":
-        still_used = any(o.login_user == spec.login_user for o in others)
-        if login.remove_account(spec.login_user, still_used):
-            progress(f"login account {spec.login_user} removed")
+    spec.kind.forget_cluster(st, root, others, progress)
     sdir = state.state_dir(root)
     shutil.rmtree(sdir)
     if sdir.parent.name == "pbs-harness" and not any(sdir.parent.iterdir()):
@@ -313,19 +224,3 @@ def status(root: Path | None = None) -> list[HostStatus]:
 def host(name: str, root: Path | None = None) -> LocalHost:
     st = require(root)
     return backend(st, st.spec.host(name), root)
-
-
-def state_dir_of(host_vars: dict[str, Any]) -> Path:
-    """The state directory an inventory host records (a host of an older inventory: the default one)."""
-    recorded = host_vars.get(STATE_DIR_VAR)
-    return state.state_dir(Path(str(recorded)) if recorded else None)
-
-
-def inventory_host(name: str, host_vars: dict[str, Any]) -> LocalHost:
-    """The local-cluster host an inventory names, in the cluster its inventory records."""
-    if not host_vars.get(LOCAL_HOST_VAR):
-        raise PreconditionError(
-            f"{name} is not a local-cluster host (no {LOCAL_HOST_VAR} in its inventory variables)",
-            "host-level faults of VMs go over SSH (pbs_harness.hosts.ssh)",
-        )
-    return host(name, state_dir_of(host_vars))

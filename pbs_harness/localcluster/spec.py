@@ -8,15 +8,19 @@ from __future__ import annotations
 import ipaddress
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, cast
 
 from pbs_harness.common.errors import PreconditionError
+
+if TYPE_CHECKING:
+    from pbs_harness.hosts.local import LocalHostBase
 
 DEFAULT_SUBNET = "10.71.0.0/24"
 DEFAULT_HOSTS = 6
 MAX_HOSTS = 32
 DEFAULT_PREFIX = "pbsh"
-# Kinds of local host (pbs_harness.hosts.backend): namespaces sharing this machine's system, or systems
-# of their own under systemd-nspawn, booted from IMAGES.
+# Kinds of local host (pbs_harness.hosts.namespace, pbs_harness.hosts.system): namespaces sharing this
+# machine's system, or systems of their own under systemd-nspawn, booted from IMAGES.
 FLAVOURS = ("namespace", "system")
 DEFAULT_FLAVOUR = "namespace"  # of a state record written before flavours existed
 # What `up` and `cluster up` make when --flavour is not given: the same as ./acceptance (issue #34; they
@@ -86,8 +90,15 @@ class ClusterSpec:
 
     def describe(self) -> str:
         login = f", login user {self.login_user}" if self.login_user else ""
-        kind = f" {self.image} system" if self.flavour == "system" else ""
+        kind = self.kind.describe_hosts(self)
         return f"{self.host_count}{kind} hosts {self.hosts[0].name}.. on {self.subnet}{login}"
+
+    @property
+    def kind(self) -> type[LocalHostBase]:
+        """The kind of host the cluster is made of, from the registry of host kinds (pbs_harness.hosts)."""
+        from pbs_harness import hosts
+
+        return cast("type[LocalHostBase]", hosts.get_kind_class(self.flavour))
 
     @property
     def bridge_ip(self) -> str:

@@ -16,13 +16,19 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
+from typing import Any
 
 from pbs_harness.common.errors import PreconditionError
+from pbs_harness.localcluster import network
 from pbs_harness.localcluster.spec import ClusterSpec
 
 DEFAULT_STATE_DIR = Path("/var/lib/pbs-harness/local")
+# Inventory host variables that say a host is a local-cluster host, and of which cluster (its state directory).
+LOCAL_HOST_VAR = "local_cluster_host"
+STATE_DIR_VAR = "local_cluster_state_dir"
 STATE_DIR_ENV = "PBS_HARNESS_STATE_DIR"
 
 
@@ -153,3 +159,25 @@ def host_dir(name: str, root: Path | None = None) -> Path:
 
 def ssh_dir(root: Path | None = None) -> Path:
     return state_dir(root) / "ssh"
+
+
+def state_dir_of(host_vars: Mapping[str, Any]) -> Path:
+    """The state directory an inventory host records (a host of an older inventory: the default one)."""
+    recorded = host_vars.get(STATE_DIR_VAR)
+    return state_dir(Path(str(recorded)) if recorded else None)
+
+
+def require(root: Path | None = None) -> ClusterState:
+    """The cluster's state, refusing when its network is gone (its addresses would route off-box)."""
+    st = load(root)
+    if st is None:
+        raise PreconditionError(
+            f"no local cluster is up (no state in {describe_dir(root)})",
+            f"bring one up (pbs-harness cluster up), or name the one that is up: {STATE_DIR_MEANS}",
+        )
+    if st.spec.bridge not in network.link_names():
+        raise PreconditionError(
+            f"the local cluster's bridge {st.spec.bridge} is gone (machine restarted?)",
+            "repair it: pbs-harness cluster up",
+        )
+    return st

@@ -20,8 +20,8 @@ from pathlib import Path
 import yaml
 
 from pbs_harness.common.errors import PreconditionError
-from pbs_harness.localcluster import flavour_vars, roles, sshkeys, state
 from pbs_harness.localcluster import inventory as local_inventory
+from pbs_harness.localcluster import roles, sshkeys, state
 
 MARK = "# Written by pbs-harness (--write-inventory)"
 _INVENTORY_ROOT_RE = re.compile(r"\{\{\s*inventory_dir\s*\}\}/\.\./\.\.")
@@ -63,8 +63,8 @@ def adapt(text: str, project_root: Path) -> str:
 def _hosts_yml(st: state.ClusterState, root: Path | None, known_hosts: Path) -> str:
     spec = st.spec
     ip = {h.name: h.ip for h in spec.hosts}
-    # Per host, so that they outrank group_vars/ (localcluster/flavour_vars.py says why).
-    flavour = flavour_vars.host_vars(st)
+    # Per host, so that they outrank group_vars/ (the kind's inventory_vars: hosts/namespace.py, hosts/system.py).
+    flavour = st.spec.kind.inventory_vars(st)
     children = {
         group: {"hosts": {name: {"ansible_host": ip[name], **flavour} for name in members}}
         for group, members in local_inventory.groups(spec).items()

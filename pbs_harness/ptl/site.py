@@ -1,15 +1,15 @@
 """Where PTL lives for a cluster, and how PTL on its server host reaches the other hosts: asked of the
-inventory and of its provider (pbs_harness.hosts.providers), never assumed.
+inventory and of its hosts' kind (pbs_harness.hosts), never assumed.
 
 PTL runs on the server host, as root (pbs_benchpress is PTL's client: it stats the local server and
 reaches moms with `ssh HOST cmd` / `scp`). Three things come from the cluster:
 
 - PTL itself (`pbs_benchpress`, `test/tests`): the inventory variable `ptl_prefix`, PTL installed on
   the hosts as OpenPBS's openpbs-ptl package lays it out (`<prefix>/bin`, `<prefix>/tests`); else, when
-  the provider shares a directory with the hosts (the local cluster's state directory), PTL built by
+  the hosts' kind shares a directory with them (the local cluster's state directory), PTL built by
   the harness from the cluster's OpenPBS source into `<shared dir>/ptl` (pbs_harness.ptl.install).
 - Root SSH among the hosts: the inventory variable `ptl_ssh_config` (an ssh_config on the hosts), else
-  the provider's (the local cluster's own), else plain `ssh`, which the hosts must then allow, as
+  the kind's (the local namespace cluster's own), else plain `ssh`, which the hosts must then allow, as
   upstream's PTL set-up assumes.
 - Where a run writes its script, log and results: `<shared dir>/ptl/runs`, else `ptl_work_dir`
   (default /var/lib/pbs-harness-ptl on the server host); read back over SSH either way.
@@ -53,7 +53,7 @@ class PtlSite:
 def of(inv: Inventory) -> PtlSite:
     server = inv.server
     moms = (server.name, *(h.name for h in inv.moms if h.name != server.name))
-    shared = inv.provider.shared_dir(server.vars)
+    shared = inv.kind.shared_dir(server.vars)
     prefix = server.vars.get(PTL_PREFIX_VAR)
     if prefix:
         bin_dir, tests_dir = PurePosixPath(prefix) / "bin", PurePosixPath(prefix) / "tests"
@@ -68,7 +68,7 @@ def of(inv: Inventory) -> PtlSite:
             f"install OpenPBS's openpbs-ptl package (or PTL from the same source) on the hosts and set "
             f"{PTL_PREFIX_VAR} to its prefix (e.g. /opt/ptl) in the inventory",
         )
-    ssh_config = server.vars.get(PTL_SSH_CONFIG_VAR) or inv.provider.host_ssh_config(server.vars)
+    ssh_config = server.vars.get(PTL_SSH_CONFIG_VAR) or inv.kind.host_ssh_config(server.vars)
     work = server.vars.get(PTL_WORK_DIR_VAR) or (str(Path(shared) / "ptl" / "runs") if shared else DEFAULT_WORK_DIR)
     return PtlSite(
         server=server.name,

@@ -3,7 +3,7 @@
 The inventory is the single source of truth: host addresses, SSH settings, roles (server,
 moms, clients) and PBS variables all come from it, for deploy, verify and the test suites.
 What depends on where the hosts come from (the local cluster, cloud VMs) is asked of the
-inventory's provider (pbs_harness.hosts.providers).
+inventory's kind of host (pbs_harness.hosts, the registry, from the server host's variables).
 """
 
 from __future__ import annotations
@@ -24,9 +24,9 @@ from typing import Any
 
 import yaml
 
+from pbs_harness import hosts
 from pbs_harness.common import project, shell
 from pbs_harness.common.errors import PreconditionError, UnreachableError
-from pbs_harness.hosts import providers
 from pbs_harness.remote import reachability, sshconfig
 from pbs_harness.remote.transport import SSHTarget
 
@@ -140,9 +140,10 @@ class Inventory:
         return self.server.vars.get(name, default)
 
     @property
-    def provider(self) -> providers.Provider:
-        """Where the hosts come from (the local cluster, static hosts), as the server host's variables say."""
-        return providers.of_hosts(self.server.vars)
+    def kind(self) -> type[hosts.HostKind]:
+        """The kind of the inventory's hosts (pbs_harness.hosts), as the server host's variables name it:
+        what only the kind knows (checks, advice, what it shares with this machine) is asked of it."""
+        return hosts.kind_of(self.server.vars)
 
     @property
     def openpbs_prefix(self) -> Path:
@@ -422,7 +423,7 @@ def with_this_python(path_var: str) -> str:
 
 def load(path: Path) -> Inventory:
     # E.g. the local inventory without a running cluster: stop before anything connects anywhere.
-    providers.of_path(path).check_listable(path)
+    hosts.kind_of_path(path).check_listable(path)
     _check_holds_an_inventory(path)
     # Without this ansible-inventory reports a source it cannot parse as a warning, exits 0 and
     # lists an empty inventory, which reads as "no pbs_server host" instead of the parse error.
@@ -460,14 +461,9 @@ def check_reachable(inv: Inventory, timeout: float = 10) -> None:
     """Every host's SSH port answers within `timeout` seconds (all at once), or an error naming the hosts.
     A host reached through a jump host (ProxyJump) is probed at its first jump host; one behind a
     ProxyCommand only by the SSH login that follows."""
-    inv.provider.check_network(inv.server.vars)
-    # The host kind's own refusal too (pbs_harness.hosts): e.g. a cloud run made at a stand-in endpoint,
-    # whose addresses are fake, is never probed.
-    from pbs_harness import hosts
-
-    kind = hosts.kind_of(inv.server.vars)
-    if issubclass(kind, hosts.HostKind):  # the kinds not yet moved onto the interface (#31) have no such check
-        kind.check_network(inv.server.vars)
+    # The kind's refusal first: e.g. a local cluster whose bridge is gone (its addresses would route
+    # off-box), or a cloud run made at a stand-in endpoint, whose addresses are fake, is never probed.
+    inv.kind.check_network(inv.server.vars)
     endpoints = {h.name: h.probe_endpoint() for h in inv.hosts.values()}
     probed = {name: end for name, end in endpoints.items() if end is not None}
     failures = reachability.probe(probed, timeout)
@@ -496,12 +492,12 @@ def check_ssh_keys(inv: Inventory) -> None:
 
 def unreachable_hint(inv: Inventory) -> str:
     """What to check when hosts do not answer: the local cluster repairs itself, VMs do not."""
-    return inv.provider.unreachable_hint(inv.path)
+    return inv.kind.unreachable_hint(inv.path)
 
 
 def check_openpbs_local(inv: Inventory) -> None:
     """On the local cluster /opt is shared with this machine: OpenPBS must be installed here."""
-    if not inv.provider.shares_openpbs or inv.var("openpbs_install_method", "existing") != "existing":
+    if not inv.kind.shares_controller_files or inv.var("openpbs_install_method", "existing") != "existing":
         return
     prefix = inv.openpbs_prefix
     if not (prefix / "bin" / "qstat").exists() or not Path("/etc/init.d/pbs").exists():

@@ -17,16 +17,20 @@ from pathlib import Path
 
 import pytest
 
+from pbs_harness import hosts
 from pbs_harness.common import project
 from pbs_harness.common.errors import HarnessError, UnreachableError
-from pbs_harness.hosts import providers
 from pbs_harness.remote import inventory as inventory_mod
 from pbs_harness.suite import precheck, testrun
+from pbs_harness.suite.faults import Nemesis
+from pbs_harness.suite.faults.log import FaultLog
 
 INVENTORY_ENV = "PBS_HARNESS_INVENTORY"
 INVENTORIES_KEY = pytest.StashKey[dict[Path, inventory_mod.Inventory]]()
 # Per --inventory value and reach: the reason the suites cannot run, or None.
 REASONS_KEY = pytest.StashKey[dict[tuple[str | None, bool], str | None]]()
+# The session's nemesis setup (faults.Nemesis.setup: every host's leftovers healed), done once: its fault log.
+HEALED_KEY = pytest.StashKey[FaultLog]()
 
 
 def named(config: pytest.Config) -> str | None:
@@ -72,7 +76,7 @@ def _judge_hosts(config: pytest.Config) -> str | None:
     if here is not None:
         return here
     inv = session_inventory(config)
-    return unreachable_reason(inv) or remote_reason(inv)
+    return unreachable_reason(inv, heal=lambda: heal_leftovers(config, inv)) or remote_reason(inv)
 
 
 def _judge_here(config: pytest.Config) -> str | None:
@@ -86,7 +90,7 @@ def _judge_here(config: pytest.Config) -> str | None:
         return not_ours
     # A cluster that shares this machine's OpenPBS: say first when it is missing (before listing the
     # inventory, which the local one refuses while its cluster is down).
-    if providers.of_path(path).shares_openpbs:
+    if hosts.kind_of_path(path).shares_controller_files:
         missing = no_openpbs_reason(inventory_mod.declared_openpbs_prefix(path))
         if missing:
             return missing
@@ -94,7 +98,7 @@ def _judge_here(config: pytest.Config) -> str | None:
         inv = load_inventory(config, path)
     except HarnessError as exc:
         return f"{testrun.SKIP_NO_INVENTORY}: {exc.message}: {exc.hint}"
-    if inv.provider.shares_openpbs:
+    if inv.kind.shares_controller_files:
         return no_openpbs_reason(inv.openpbs_prefix)
     return None
 
@@ -107,7 +111,7 @@ def not_ours_reason(config: pytest.Config, path: Path) -> str | None:
     whoever brought it up."""
     if named(config):
         return None
-    st = providers.of_path(path).brought_up()
+    st = hosts.kind_of_path(path).brought_up()
     if st is None:
         return None  # not brought up by the harness, or not up: listing the inventory says so
     here = project.checkout()
@@ -136,20 +140,34 @@ def no_openpbs_reason(prefix: Path) -> str | None:
     )
 
 
-def unreachable_reason(inv: inventory_mod.Inventory) -> str | None:
-    """Why the hosts cannot be tested because they do not answer, or None."""
+def heal_leftovers(config: pytest.Config, inv: inventory_mod.Inventory, cluster=None) -> list[str]:
+    """The session's nemesis setup, once per session (Jepsen): every host's kind heals what a killed run
+    left (faults.Nemesis.setup). Asked by the reachability judgement (hosts the harness manages that do not
+    answer) and by the baseline fixture before the first test, whichever comes first; `cluster`: the
+    inventory's connections, which kinds acting over SSH need. Returns the heals that failed."""
+    if HEALED_KEY in config.stash:
+        return []
+    nemesis = Nemesis(cluster)
+    config.stash[HEALED_KEY] = nemesis.log
+    return nemesis.setup({name: host.vars for name, host in inv.hosts.items()})
+
+
+def unreachable_reason(inv: inventory_mod.Inventory, heal=None) -> str | None:
+    """Why the hosts cannot be tested because they do not answer, or None. `heal`: the session's heal
+    of what a killed run left (heal_leftovers), tried once on hosts whose kind the harness manages."""
     try:
         inventory_mod.check_reachable(inv, timeout=5)
     except UnreachableError as exc:
-        if not inv.provider.brings_up:
-            # Not ours to repair: the advice is the inventory's, never `pbs-harness up`.
+        if not inv.kind.managed or heal is None:
+            # Not ours to repair: the advice is the inventory's kind's, never `pbs-harness up`.
             return f"{testrun.SKIP_UNREACHABLE} ({exc.message}): {exc.hint}"
         # A killed run can leave a host paused or cut off: heal, then judge.
+        problems = heal()
         try:
-            inv.provider.heal({name: host.vars for name, host in inv.hosts.items()})
             inventory_mod.check_reachable(inv, timeout=5)
         except HarnessError as again:
-            return f"{testrun.SKIP_UNREACHABLE} ({again.message}): run `pbs-harness up` (it repairs the local cluster)"
+            healed = f"; {'; '.join(problems)}" if problems else ""
+            return f"{testrun.SKIP_UNREACHABLE} ({again.message}{healed}): {again.hint}"
     except HarnessError as exc:  # e.g. the local cluster's bridge is gone
         return f"{testrun.SKIP_UNREACHABLE} ({exc.message}): {exc.hint}"
     return None
@@ -158,7 +176,7 @@ def unreachable_reason(inv: inventory_mod.Inventory) -> str | None:
 def remote_reason(inv: inventory_mod.Inventory) -> str | None:
     """For hosts that do not share this machine's OpenPBS: why they cannot be tested over SSH (login,
     OpenPBS), or None."""
-    if inv.provider.shares_openpbs:
+    if inv.kind.shares_controller_files:
         return None  # OpenPBS was checked on this machine
     try:
         precheck.check_openpbs_remote(inv)
@@ -173,7 +191,7 @@ def describe_target(config: pytest.Config) -> str:
     """What the suites will run against (call once `unavailable_reason(config, reach=False)` is None)."""
     path = inventory_path(config)
     how = named(config)
-    st = providers.of_path(path).brought_up()
+    st = hosts.kind_of_path(path).brought_up()
     if st is not None:
         if how is None:
             return f"{st.label}, brought up by this checkout"

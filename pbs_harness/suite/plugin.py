@@ -6,9 +6,9 @@ are healed in teardown, an evidence folder when the test failed, and the baselin
 verified — a test that leaks state it cannot restore fails in teardown naming the leak.
 
 What is judged here lives in its own module: whether the suites can run and on what
-(pbs_harness.suite.availability, once per session), healing hosts (the inventory's provider,
-pbs_harness.hosts.providers), the baseline (pbs_harness.suite.baseline), whether a test failed
-(pbs_harness.suite.outcome).
+(pbs_harness.suite.availability, once per session), healing what a killed run left (the nemesis's
+setup, once, through each host's kind: pbs_harness.suite.faults.Nemesis.setup), the baseline
+(pbs_harness.suite.baseline), whether a test failed (pbs_harness.suite.outcome).
 """
 
 from __future__ import annotations
@@ -277,7 +277,13 @@ def baseline(pbs: Pbs, pytestconfig: pytest.Config) -> baseline_mod.Snapshot:
     """The cluster's declared state, made true at session start (hosts healed, leftovers of killed
     runs and server restarts repaired and reported), and its snapshot."""
     inv = pbs.cluster.inventory
-    inv.provider.heal({name: inv.hosts[name].vars for name in pbs.cluster.hosts})
+    problems = availability.heal_leftovers(pytestconfig, inv, pbs.cluster)
+    healed = pytestconfig.stash[availability.HEALED_KEY]
+    folder = evidence_root(pytestconfig)
+    folder.mkdir(parents=True, exist_ok=True)
+    healed.write(folder / "session-setup-faults.txt")  # the heals' lines, begun and ended
+    if problems:
+        pytest.fail("the session's setup could not heal what a killed run left: " + "; ".join(problems), pytrace=False)
     if pytestconfig.pluginmanager.has_plugin("pbs_harness.conformance.recorder"):
         from pbs_harness.conformance import environment, recorder
 

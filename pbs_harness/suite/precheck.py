@@ -111,10 +111,10 @@ def check_cluster(inv: Inventory, say: Callable[[str], None]) -> None:
     try:
         check_reachable(inv, TCP_WITHIN)
     except UnreachableError as exc:
-        if not inv.provider.brings_up:
+        if not inv.kind.managed:
             raise
         # A killed run can leave a local host paused or cut off; the session heals it before judging.
         say(f"{exc.message}; the test session heals paused or cut-off local hosts before judging them")
         return
-    if not inv.provider.shares_openpbs:  # else checked on this machine (check_openpbs_local)
+    if not inv.kind.shares_controller_files:  # else checked on this machine (check_openpbs_local)
         check_openpbs_remote(inv)

@@ -14,16 +14,17 @@ from pathlib import Path
 
 import pytest
 
-from pbs_harness.hosts.backend import FLAVOUR_VAR, flavour_of, for_host
+from pbs_harness import hosts
+from pbs_harness.hosts.base import KIND_VAR
 from pbs_harness.hosts.namespace import NamespaceHost
 from pbs_harness.hosts.ssh import SshHost
 from pbs_harness.hosts.system import SystemHost
-from pbs_harness.localcluster import network, provider, state
+from pbs_harness.localcluster import network, state
 from pbs_harness.localcluster.spec import ClusterSpec
 from pbs_harness.remote.cluster import Cluster
 from pbs_harness.remote.inventory import Inventory, InventoryHost
 from pbs_harness.suite import faults
-from pbs_harness.suite.faults import HostCrash, HostPartition, HostPause, Nemesis
+from pbs_harness.suite.faults import HostCrash, HostPartition, HostPause, Nemesis, host_of
 from pbs_harness.suite.faults import log as fault_log
 from pbs_harness.suite.faults.log import FaultLog
 
@@ -46,43 +47,44 @@ def local_state(root: Path, flavour: str, monkeypatch: pytest.MonkeyPatch) -> st
 
 
 def local_vars(root: Path, **more: object) -> dict:
-    return {"ansible_host": "10.73.0.12", provider.LOCAL_HOST_VAR: True, provider.STATE_DIR_VAR: str(root), **more}
+    return {"ansible_host": "10.73.0.12", state.LOCAL_HOST_VAR: True, state.STATE_DIR_VAR: str(root), **more}
 
 
-def test_flavour_of_reads_the_host_variables() -> None:
-    assert flavour_of({"ansible_host": "192.0.2.10"}) == "ssh"
-    assert flavour_of({provider.LOCAL_HOST_VAR: True}) == "namespace"  # an inventory from before flavours
-    assert flavour_of({provider.LOCAL_HOST_VAR: True, FLAVOUR_VAR: "system"}) == "system"
-    assert flavour_of({provider.LOCAL_HOST_VAR: False, FLAVOUR_VAR: "system"}) == "ssh"
+def test_a_host_of_an_older_inventory_keeps_its_kind() -> None:
+    assert hosts.kind_name({"ansible_host": "192.0.2.10"}) == "ssh"
+    assert hosts.kind_name({state.LOCAL_HOST_VAR: True}) == "namespace"  # an inventory from before flavours
+    assert hosts.kind_name({state.LOCAL_HOST_VAR: True, "local_cluster_flavour": "system"}) == "system"
+    assert hosts.kind_name({state.LOCAL_HOST_VAR: False, "local_cluster_flavour": "system"}) == "ssh"
 
 
-def test_a_host_that_is_not_local_gets_the_ssh_backend() -> None:
+def test_a_host_that_is_not_local_gets_the_ssh_kind() -> None:
     cluster = cluster_of({"vm1": {"ansible_host": "192.0.2.10"}, "vm2": {"ansible_host": "192.0.2.11"}})
-    backend = for_host(cluster, "vm2")
+    backend = host_of(cluster, "vm2")
     assert isinstance(backend, SshHost)
-    assert (backend.name, backend.flavour, backend.cluster) == ("vm2", "ssh", cluster)
+    assert (backend.name, backend.kind, backend.cluster) == ("vm2", "ssh", cluster)
     assert "over SSH" in backend.mechanisms["crash"]
 
 
-def test_a_system_host_gets_the_system_backend_of_the_cluster_its_inventory_names(
+def test_a_system_host_gets_the_system_kind_in_the_cluster_its_inventory_names(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     root = tmp_path / "state"
     local_state(root, "system", monkeypatch)
-    cluster = cluster_of({"sy01": local_vars(root, **{FLAVOUR_VAR: "system"}), "sy02": local_vars(root)})
-    backend = for_host(cluster, "sy02")
+    system = {KIND_VAR: "system"}
+    cluster = cluster_of({"sy01": local_vars(root, **system), "sy02": local_vars(root, **system)})
+    backend = host_of(cluster, "sy02")
     assert isinstance(backend, SystemHost)
-    assert (backend.name, backend.flavour, backend.root) == ("sy02", "system", root)
+    assert (backend.name, backend.kind, backend.root) == ("sy02", "system", root)
     assert backend.lowerdirs == [Path("/cache/images/debian-12-host-abc/tree")]
     assert "systemd-nspawn --boot" in backend.mechanisms["boot"]
 
 
-def test_a_namespace_host_gets_the_namespace_backend(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_namespace_host_gets_the_namespace_kind(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     root = tmp_path / "state"
     local_state(root, "namespace", monkeypatch)
-    backend = for_host(cluster_of({"sy01": local_vars(root)}), "sy01")
+    backend = host_of(cluster_of({"sy01": local_vars(root)}), "sy01")
     assert isinstance(backend, NamespaceHost)
-    assert (backend.name, backend.flavour, backend.root) == ("sy01", "namespace", root)
+    assert (backend.name, backend.kind, backend.root) == ("sy01", "namespace", root)
     assert "tini" in backend.mechanisms["boot"]
 
 
@@ -92,13 +94,13 @@ def test_a_namespace_host_gets_the_namespace_backend(tmp_path: Path, monkeypatch
 @dataclass
 class FakeBackend:
     name: str = "h2"
-    flavour: str = "fake"
+    kind: str = "fake"
     mechanisms: dict[str, str] = field(
         default_factory=lambda: {"crash": "SIGKILL everything", "boot": "start again", "partition": "drop packets"}
     )
     calls: list[str] = field(default_factory=list)
     fail: dict[str, Exception] = field(default_factory=dict)
-    chosen: list[str] = field(default_factory=list)  # hosts for_host was asked for
+    chosen: list[str] = field(default_factory=list)  # hosts host_of was asked for
 
     def can(self, fault: str) -> bool:
         """Declares every fault (the refusal of undeclared ones: test_host_kinds.py)."""
@@ -138,10 +140,10 @@ class FakeConnection:
 
 @pytest.fixture
 def fake_cluster(monkeypatch: pytest.MonkeyPatch) -> tuple[Cluster, FakeBackend]:
-    """h2 of a cluster whose backend (chosen by for_host) is the FakeBackend."""
+    """h2 of a cluster whose backend (chosen by faults.host_of) is the FakeBackend."""
     backend = FakeBackend()
     cluster = cluster_of({"h1": {}, "h2": {}}, {"h1": FakeConnection(), "h2": FakeConnection()})
-    monkeypatch.setattr(faults, "for_host", lambda c, name: backend.chosen.append(name) or backend)
+    monkeypatch.setattr(faults, "host_of", lambda c, name: backend.chosen.append(name) or backend)
     return cluster, backend
 
 
@@ -172,7 +174,7 @@ def test_pause_and_partition_act_through_the_backend(fake_cluster) -> None:
 
 def test_a_backend_given_on_purpose_is_used_instead_of_the_hosts_own(fake_cluster) -> None:
     cluster, chosen_backend = fake_cluster
-    other = FakeBackend(flavour="ssh", mechanisms={"pause": "SIGSTOP over SSH"})
+    other = FakeBackend(kind="ssh", mechanisms={"pause": "SIGSTOP over SSH"})
     fault = HostPause(cluster, "h2", backend=other)
     fault.start()
     assert (other.calls, chosen_backend.calls, chosen_backend.chosen) == (["pause"], [], [])

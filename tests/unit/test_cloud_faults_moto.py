@@ -1,4 +1,4 @@
-"""The aws kind's faults through the fault layer (Nemesis -> hosts.backend.for_host -> the registry of host kinds ->
+"""The aws kind's faults through the fault layer (Nemesis -> faults.host_of -> the registry of host kinds ->
 AwsHost -> playbooks/cloud/aws/instance.yml -> amazon.aws and library/pbsh_ec2_power.py), against moto's EC2
 on 127.0.0.1, on the instances of a real `up --cloud aws --provision-only`.
 

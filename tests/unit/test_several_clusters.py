@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from pbs_harness import hosts
 from pbs_harness.common.errors import PreconditionError
-from pbs_harness.localcluster import hostsfile, network, preflight, provider, registry, state
+from pbs_harness.localcluster import hostsfile, network, preflight, registry, state
 from pbs_harness.localcluster.spec import IFNAME_MAX, ClusterSpec
 
 
@@ -83,10 +84,11 @@ def test_inventory_hosts_are_looked_up_in_the_cluster_their_inventory_records(
     vm = tmp_path / "vm"
     state.save(state.ClusterState.from_spec(ClusterSpec(prefix="vm", subnet="10.72.0.0/24")), vm)
     monkeypatch.setattr(network, "link_names", lambda: {"vm-br0"})
-    host = provider.inventory_host("vm03", {provider.LOCAL_HOST_VAR: True, provider.STATE_DIR_VAR: str(vm)})
+    host = hosts.host("vm03", {state.LOCAL_HOST_VAR: True, state.STATE_DIR_VAR: str(vm)})
     assert (host.spec.ip, host.root) == ("10.72.0.13", vm)
-    with pytest.raises(PreconditionError, match="not a local-cluster host"):
-        provider.inventory_host("vm03", {"ansible_host": "10.72.0.13"})
+    gone = tmp_path / "gone"
+    with pytest.raises(PreconditionError, match="no local cluster is up"):
+        hosts.host("vm03", {hosts.KIND_VAR: "namespace", state.STATE_DIR_VAR: str(gone)})
 
 
 def test_the_hint_proposes_a_prefix_and_subnet_nobody_uses(machine: dict) -> None:

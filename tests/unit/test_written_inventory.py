@@ -13,8 +13,8 @@ import pytest
 import yaml
 
 from pbs_harness.common.errors import PreconditionError
+from pbs_harness.hosts.namespace import NamespaceHost
 from pbs_harness.localcluster import provider, sshkeys, state, written_inventory
-from pbs_harness.localcluster.inventory_provider import LOCAL
 from pbs_harness.localcluster.spec import ClusterSpec
 from pbs_harness.remote import inventory
 
@@ -55,7 +55,7 @@ def test_written_inventory_reaches_the_hosts_as_the_login_user_with_pinned_keys(
     # The harness knows the cluster (for controller-side faults) and goes through sudo.
     assert (hv[provider.LOCAL_HOST_VAR], hv[provider.STATE_DIR_VAR]) == (True, str(vm_state))
     inv = inventory.parse(data, out)
-    assert inv.provider is LOCAL  # a plain file, whose hosts say they are the local cluster's
+    assert inv.kind is NamespaceHost  # a plain file, whose hosts say they are the local cluster's
     target = inv.hosts["vm04"].ssh_target()
     assert (target.user, target.escalates, target.known_hosts, target.strict_host_keys) == (
         "ops",

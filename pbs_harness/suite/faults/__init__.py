@@ -3,7 +3,7 @@
 A fault is started on one target and healed exactly once; `Nemesis` keeps the active faults,
 refuses to start a second fault of the same kind on the same target, and `heal_all` heals
 whatever is still active — in a `finally`, in fixture teardown, on Ctrl-C. Host-level faults act
-through the host's backend (pbs_harness.hosts.backend.for_host asks the registry of host kinds), whatever the
+through the host's kind (pbs_harness.hosts.host: the registry of host kinds builds it), whatever the
 kind of host, and only where its kind declares the fault (FaultNotDeclared otherwise); every start and
 heal is written to the test's fault log (faults/log.py) with the kind's mechanism.
 """
@@ -12,14 +12,19 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import ClassVar, Protocol
 
-from pbs_harness.hosts.backend import HostBackend, for_host
-from pbs_harness.hosts.base import BOOT, CRASH, PARTITION, PAUSE, REBOOT
+from pbs_harness import hosts
+from pbs_harness.hosts.base import BOOT, CRASH, PARTITION, PAUSE, REBOOT, HostKind, HostVars
 from pbs_harness.remote.cluster import Cluster
 from pbs_harness.suite.faults.log import FaultLog
+
+
+def host_of(cluster: Cluster, name: str) -> HostKind:
+    """An inventory host as its kind models it (the registry reads the kind from its variables)."""
+    return hosts.host(name, cluster.inventory.hosts[name].vars, cluster)
 
 
 class Fault(Protocol):
@@ -44,28 +49,28 @@ class _HostFault:
 
     cluster: Cluster
     target: str
-    backend: HostBackend | None = None
+    backend: HostKind | None = None
     needs: ClassVar[tuple[str, ...]] = ()
 
     def __post_init__(self) -> None:
         if self.backend is None:
-            self.backend = for_host(self.cluster, self.target)
+            self.backend = host_of(self.cluster, self.target)
         missing = [f for f in self.needs if not self.backend.can(f)]
         if missing:
             raise FaultNotDeclared(
-                f"{self.target}: hosts of kind {self.backend.flavour!r} do not declare the fault(s) "
+                f"{self.target}: hosts of kind {self.backend.kind!r} do not declare the fault(s) "
                 f"{', '.join(missing)}; mark the test needs_faults({', '.join(repr(f) for f in self.needs)})"
             )
 
     @property
-    def host(self) -> HostBackend:
+    def host(self) -> HostKind:
         assert self.backend is not None
         return self.backend
 
     @property
     def mechanism(self) -> str:
         action = self.kind.removeprefix("host-")
-        return f"{self.host.flavour}: {self.host.mechanisms.get(action, action)}"
+        return f"{self.host.kind}: {self.host.mechanisms.get(action, action)}"
 
 
 @dataclass
@@ -241,6 +246,28 @@ class Nemesis:
         if self.cluster is None:
             raise RuntimeError("this Nemesis has no cluster")
         return self.cluster
+
+    def setup(self, hosts_vars: Mapping[str, HostVars]) -> list[str]:
+        """Jepsen's nemesis setup, once per test session before any test: every host's kind heals what a
+        killed run may have left on it (HostKind.heal_leftovers: thaw, reconnect, boot), whatever the
+        kind. Each heal is written to the fault log when it begins and when it ends, so a heal that hangs
+        (a boot that never answers) leaves its trace. Returns the heals that failed, instead of raising.
+        Without connections (`cluster` None) only kinds that act from this machine can heal."""
+        problems = []
+        for name, host_vars in sorted(hosts_vars.items()):
+            kind = hosts.host(name, host_vars, self.cluster)
+            mechanism = f"{kind.kind}: thaw, reconnect, boot if down"
+            started = time.monotonic()
+            self.log.begin("setup", "heal-leftovers", name, mechanism=mechanism)
+            try:
+                kind.heal_leftovers()
+            except Exception as exc:  # noqa: BLE001 - reported for every host, the caller decides
+                error = f"{type(exc).__name__}: {exc}"
+                self.log.record("setup", "heal-leftovers", name, mechanism=mechanism, started=started, error=error)
+                problems.append(f"healing what a killed run left on {name}: {error}")
+                continue
+            self.log.record("setup", "heal-leftovers", name, mechanism=mechanism, started=started, error=None)
+        return problems
 
     def kill_mom(self, host: str) -> Fault:
         return self.start(MomSignal(self._c(), host, "KILL"))

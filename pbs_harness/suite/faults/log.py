@@ -20,8 +20,12 @@ class FaultEvent:
     mechanism: str  # how the host's backend did it
     seconds: float  # how long the action took
     error: str | None = None
+    ended: bool = True  # False: the line written when the action began (it may never end: a hung boot)
 
     def line(self) -> str:
+        if not self.ended:
+            began = f" +{self.offset:7.2f}s begin {self.action} {self.kind} on {self.target} via {self.mechanism}"
+            return f"{self.at:%H:%M:%S.%f}"[:-3] + began
         outcome = f"FAILED: {self.error}" if self.error else "ok"
         return (
             f"{self.at:%H:%M:%S.%f}"[:-3] + f" +{self.offset:7.2f}s {self.action:5} {self.kind} on {self.target} "
@@ -42,6 +46,13 @@ class FaultLog:
             FaultEvent(datetime.now(), started - self.began, action, kind, target, mechanism, now - started, error)
         )
 
+    def begin(self, action: str, kind: str, target: str, *, mechanism: str) -> None:
+        """The line of an action that is beginning; `record` writes its end."""
+        now = time.monotonic()
+        self.events.append(
+            FaultEvent(datetime.now(), now - self.began, action, kind, target, mechanism, 0.0, None, ended=False)
+        )
+
     def text(self) -> str:
         return "".join(e.line() + "\n" for e in self.events)
 
@@ -51,6 +62,8 @@ class FaultLog:
         out: list[dict[str, str]] = []
         open_: dict[tuple[str, str], dict[str, str]] = {}
         for ev in self.events:
+            if not ev.ended:
+                continue
             key = (ev.kind, ev.target)
             if ev.action == "start":
                 began = ev.at - timedelta(seconds=ev.seconds)

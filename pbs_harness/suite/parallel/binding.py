@@ -116,7 +116,7 @@ def _write_json(path: Path, data: dict[str, Any]) -> None:
 
 def cluster_name(inv: Any) -> str:
     """A local cluster's host-name prefix (pa, pab, pbsh), else the server host's name."""
-    return inv.provider.cluster_name(inv.server.vars) or str(inv.server.name)
+    return inv.kind.cluster_name(inv.server.vars) or str(inv.server.name)
 
 
 def session_cluster_name(config: pytest.Config) -> str | None:
