@@ -261,4 +261,4 @@ def test_an_empty_fault_log_says_so(tmp_path: Path) -> None:
     log = FaultLog()
     assert log.text() == ""
     log.write(tmp_path / "faults.txt")
-    assert (tmp_path / "faults.txt").read_text().endswith("wall-clock time the action ended\nno fault was injected\n")
+    assert (tmp_path / "faults.txt").read_text().endswith("(on a 'begin' line: began)\nno fault was injected\n")

@@ -9,7 +9,7 @@ import pytest
 
 from pbs_harness.common.errors import UnreachableError
 from pbs_harness.hosts.namespace import NamespaceHost
-from pbs_harness.localcluster import hostproc
+from pbs_harness.localcluster import hostproc, state
 from pbs_harness.localcluster.containers import cgroups
 from pbs_harness.localcluster.spec import ClusterSpec, HostSpec
 
@@ -44,7 +44,8 @@ def test_wait_ssh_stops_at_once_when_the_host_died(monkeypatch: pytest.MonkeyPat
 
 
 def namespace_host() -> NamespaceHost:
-    return NamespaceHost(ClusterSpec(prefix="tst", subnet="192.168.71.0/24", host_count=1), HOST, Path("/nonexistent"))
+    st = state.ClusterState.from_spec(ClusterSpec(prefix="tst", subnet="192.168.71.0/24", host_count=1))
+    return NamespaceHost.in_cluster(st, HOST, Path("/nonexistent"))
 
 
 def test_crash_names_the_processes_that_survived(monkeypatch: pytest.MonkeyPatch) -> None:

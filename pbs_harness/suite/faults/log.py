@@ -76,6 +76,7 @@ class FaultLog:
     def write(self, path: Path) -> None:
         head = (
             f"# offsets (+s) are seconds from the test's start, {self.began_at:%Y-%m-%d %H:%M:%S.%f}"[:-3]
-            + " (wall clock of this machine);\n# the first column is the wall-clock time the action ended\n"
+            + " (wall clock of this machine);\n# the first column is the wall-clock time the action ended"
+            + " (on a 'begin' line: began)\n"
         )
         path.write_text(head + (self.text() or "no fault was injected\n"))
