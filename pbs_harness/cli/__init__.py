@@ -1,9 +1,9 @@
 """`pbs-harness` command line: cluster lifecycle, deploy, verify, test.
 
 One module per concern: argv (the line's conventions), common (progress, checks, argument types),
-local (local-cluster verbs; a fleet's planning is localcluster/fleet.py's), deploy (deploy, verify, up), test (test,
-report). This module builds the parser and runs a verb, turning errors into the exit codes of
-errors.EXIT_CODES; SIGTERM ends a verb as Ctrl-C does.
+local (local-cluster verbs; a fleet's planning is localcluster/fleet.py's), deploy (deploy,
+verify), up (cluster up + deploy), test (test, report). This module builds the parser and runs a
+verb, turning errors into the exit codes of errors.EXIT_CODES; SIGTERM ends a verb as Ctrl-C does.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from pbs_harness.cli import cloud
 from pbs_harness.cli.argv import TestHelp, Version, inventory_before_verb, split_test_args
 from pbs_harness.cli.cloud import ImageChoices
 from pbs_harness.cli.common import DEBUG_ENV, cluster_count, directory, host_count, seconds, subnet, tags
-from pbs_harness.cli.deploy import cmd_deploy, cmd_up, cmd_verify
+from pbs_harness.cli.deploy import cmd_deploy, cmd_verify
 from pbs_harness.cli.local import (
     cmd_cache,
     cmd_cluster_down,
@@ -28,6 +28,7 @@ from pbs_harness.cli.local import (
 )
 from pbs_harness.cli.test import cmd_report, cmd_test
 from pbs_harness.cli.test import names_tests as _names_tests
+from pbs_harness.cli.up import cmd_up
 from pbs_harness.common import errors
 from pbs_harness.common.errors import HarnessError
 

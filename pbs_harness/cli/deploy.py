@@ -1,4 +1,4 @@
-"""`deploy`, `verify` and `up` (cluster up + deploy + verify), for one cluster or each of a fleet."""
+"""`deploy` and `verify`, for one cluster or each of a fleet (`up`, cli/up.py, deploys through them)."""
 
 from __future__ import annotations
 
@@ -98,34 +98,6 @@ def cmd_verify(args: argparse.Namespace, inv=None, say: Say = progress, label: s
         return errors.EXIT_INTERRUPTED
     say("verify: all checks passed" if rc == 0 else f"verify: checks failed (pytest rc={rc})")
     return errors.EXIT_OK if rc == 0 else errors.EXIT_FAILED
-
-
-def cmd_up(args: argparse.Namespace) -> int:
-    from pbs_harness.cli.local import cmd_cluster_up
-    from pbs_harness.common import project
-
-    if args.cloud:
-        from pbs_harness.cli.cloud import cmd_cloud_up
-
-        return cmd_cloud_up(args)
-    from pbs_harness.localcluster.spec import IMAGES
-
-    if args.image not in IMAGES:
-        raise errors.UsageError(f"--image {args.image} is a cloud image", f"give --cloud with it, or one of {IMAGES}")
-    if args.inventory:
-        # `up -i INV` used to bring up a local cluster, then deploy to INV: refused before anything is made.
-        raise errors.UsageError(
-            f"up brings up a local cluster and deploys to it; -i {args.inventory} names other hosts",
-            f"deploy to those hosts with `pbs-harness deploy -i {args.inventory}`, or leave -i out of up",
-        )
-    args.deploys = True
-    cmd_cluster_up(args)
-    clusters = getattr(args, "fleet_inventories", [("", None)])
-    if len(clusters) == 1:
-        # A written inventory is the one that knows this cluster's names: deploy through it. Never
-        # PBS_HARNESS_INVENTORY's hosts: up deploys to the cluster it brought up.
-        return deploy_cluster(args, clusters[0][1] or str(project.inventory_path(None)))
-    return deploy_fleet(args, clusters)
 
 
 def deploy_fleet(args: argparse.Namespace, clusters: list[tuple[str, str | None]]) -> int:

@@ -61,6 +61,7 @@ def _inventory_to_write(args: argparse.Namespace) -> str | None:
 
 def cmd_cluster_up(args: argparse.Namespace) -> int:
     from pbs_harness.common import project
+    from pbs_harness.deploy import packages
     from pbs_harness.localcluster import provider, written_inventory
 
     use_state_dir(args)
@@ -73,21 +74,21 @@ def cmd_cluster_up(args: argparse.Namespace) -> int:
         base = ClusterSpec(host_count=args.hosts, prefix=args.name_prefix, login_user=args.login_user)
         args.subnet, args.clusters = fleet.auto_subnet(base, args.clusters, progress)
     spec = _spec(args)
-    check_openpbs_flag(args, spec)
+    packages.check_wanted(spec.flavour, args.openpbs)  # a bad command line, said before the root check
     require_root()
     check_state_dir()
-    packages = openpbs_packages(args, spec)
+    found = openpbs_packages(args, spec)
     if getattr(args, "clusters", None) not in (None, 1):
         from pbs_harness.localcluster import fleet
 
         given = Path(args.write_inventory) if args.write_inventory else None
-        args.fleet_inventories = fleet.up(spec, args.clusters, packages, progress, write_inventory=given)
+        args.fleet_inventories = fleet.up(spec, args.clusters, found, progress, write_inventory=given)
         return errors.EXIT_OK
     target = _inventory_to_write(args)
     if target:
         written_inventory.check_target(Path(target).resolve())  # refuse before anything is created
     start = time.monotonic()
-    st = provider.up(spec, progress, packages=packages)
+    st = provider.up(spec, progress, packages=found)
     progress(f"local cluster up: {st.spec.describe()} in {time.monotonic() - start:.1f}s")
     if target:
         hosts = written_inventory.write(Path(target), None, project.root())
@@ -97,44 +98,13 @@ def cmd_cluster_up(args: argparse.Namespace) -> int:
     return errors.EXIT_OK
 
 
-def check_openpbs_flag(args: argparse.Namespace, spec) -> None:
-    """--openpbs is for system hosts: a bad command line, said as one before the root check."""
-    if spec.flavour != "system" and args.openpbs:
-        raise UsageError(
-            "--openpbs is for system hosts: namespace hosts run this machine's /opt/pbs",
-            "add --flavour system, or leave --openpbs out",
-        )
-
-
 def openpbs_packages(args: argparse.Namespace, spec) -> Path | None:
-    """System hosts: the folder of OpenPBS packages `--openpbs` names (built from a source, cached);
-    None for namespace hosts, or for a running system cluster that `up` repairs with its recorded packages."""
-    from pbs_harness.deploy import openpbs_build, openpbs_source
+    """System hosts: the packages --openpbs names, or those the running cluster recorded (deploy/packages.py)."""
+    from pbs_harness.deploy import packages
     from pbs_harness.localcluster import state
-    from pbs_harness.localcluster.containers import images
 
-    check_openpbs_flag(args, spec)
-    if spec.flavour != "system":
-        return None
-    if not args.openpbs:
-        old = state.load()
-        if old is not None and old.packages_dir:
-            return Path(old.packages_dir)
-        raise UsageError(
-            "system hosts install OpenPBS from packages, and --openpbs names none",
-            "give --openpbs PATH (make acceptance OPENPBS=PATH): a release zip, a folder of .deb files, or an "
-            "OpenPBS source archive or tree (e.g. ../shared/openpbs/openpbs-master-cd7ab5e.tar.gz); "
-            "or --flavour namespace to use the OpenPBS installed in this machine's /opt/pbs",
-        )
-    source = openpbs_source.judge(Path(args.openpbs))
-    images.check_cache_dir(writable=True)
-    packages = openpbs_build.ensure(source, images.distribution(spec.image), progress)
-    if not packages.file("server").endswith(".deb"):
-        raise PreconditionError(
-            f"--openpbs {args.openpbs} holds .rpm packages, and system hosts run {spec.image} (apt)",
-            "name the .deb packages (the zip for Debian or Ubuntu), or a source to build them from",
-        )
-    return packages.path
+    old = state.load()
+    return packages.for_cluster(spec.flavour, spec.image, args.openpbs, old.packages_dir if old else None, progress)
 
 
 def cmd_cluster_down(args: argparse.Namespace) -> int:

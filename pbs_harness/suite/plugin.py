@@ -19,11 +19,9 @@ import threading
 import warnings
 from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta
-from pathlib import Path
 
 import pytest
 
-from pbs_harness.common import project
 from pbs_harness.common.waits import WaitTimeout
 from pbs_harness.pbs.client import Pbs
 from pbs_harness.pbs.evidence import collect, page, timeline
@@ -35,33 +33,10 @@ from pbs_harness.suite import baseline as baseline_mod
 from pbs_harness.suite import declared as declared_mod
 from pbs_harness.suite import topology as topology_mod
 from pbs_harness.suite.defect_retry import DEFECT_KEY, attempt_of, end_attempt, uses_cluster
+from pbs_harness.suite.evidence_dir import evidence_root
 from pbs_harness.suite.faults import Nemesis
+from pbs_harness.suite.markers import MARKERS
 from pbs_harness.suite.parallel import binding
-
-# One marker per suite (a suite may span modules); pbs_harness.suite.progress summarises by these.
-SUITES = {
-    "smoke": "minimal end-to-end check of a deployed cluster",
-    "harness": "self-tests of the harness's own machinery on a real cluster",
-    "reliable_startup": "reliable job startup suite",
-    "ramp_down": "node ramp-down suite",
-    "admin_suspend": "admin-suspend / maintenance suite",
-    "resv_reconfirm": "degraded reservation reconfirmation suite",
-}
-MARKERS = {
-    "acceptance": "runs against a real OpenPBS cluster",
-    **SUITES,
-    "destructive": "changes the cluster beyond what the baseline restore repairs quickly",
-    "ci": "subset run in CI",
-    "needs_moms(n)": "skip unless the cluster has at least n moms",
-    "needs_faults(*names)": "skip unless every host's kind declares these faults (crash, boot, pause, partition, "
-    "reboot: pbs_harness.hosts.base; the fault layer refuses undeclared ones)",
-    "requires_feature(*names)": "skip, as not in this release, unless the cluster's OpenPBS has these features "
-    "(pbs_harness.suite.release_features)",
-    "spec(*ids)": "spec interfaces (catalogue ids) the test exercises",
-    "guards(*ids)": "spec interfaces (of its spec ids) whose regression the test's own assertions would catch",
-    "leak_of(cls)": "the test reproduces the OpenPBS bug of this Leaked subclass (pbs_harness.suite.leaks): a leak "
-    "matching it raises it (the test's strict xfail), and seen after a body that failed it is repaired and reported",
-}
 
 
 class BaselineRepairWarning(UserWarning):
@@ -256,20 +231,6 @@ def topology(inventory: inventory_mod.Inventory, pbs: Pbs) -> topology_mod.Topol
     """Which host plays which part (server, plain hosts, multi-vnode host, resource hosts, users):
     suites ask it by role and never name a host."""
     return topology_mod.build(inventory, pbs.nodes.all())
-
-
-RUN_STAMP = datetime.now().strftime("run-%Y%m%d-%H%M%S")
-
-
-def evidence_root(config: pytest.Config) -> Path:
-    """--evidence-dir as given, or reports/evidence/run-<time>/ so runs never mix; in a parallel
-    run's worker, a folder per cluster in it."""
-    given = config.getoption("--evidence-dir")
-    root = Path(given) if given else project.root() / "reports" / "evidence" / RUN_STAMP
-    if hasattr(config, "workerinput"):
-        root = binding.evidence_dir(config) or root
-        root = root / (binding.session_cluster_name(config) or config.workerinput["workerid"])
-    return root
 
 
 @pytest.fixture(scope="session")

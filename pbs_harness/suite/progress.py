@@ -4,7 +4,7 @@
   parallel run `[n/N] cluster: suite test-name ...`. It replaces pytest's dots and fspath
   prefixes; with -q the dots stay and these lines are left out.
 - At the end, one line per suite: counts by outcome and the suite's wall time. A suite is the
-  test's suite marker (pbs_harness.suite.plugin.SUITES), else its module's name.
+  test's suite marker (pbs_harness.suite.markers.SUITES), else its module's name.
 - Skips: one line per distinct reason with its count, in place of pytest's -rs lines (which
   repeat a reason once per test location).
 
@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from pbs_harness.suite.plugin import SUITES
+from pbs_harness.suite.markers import SUITES
 
 PLUGIN_NAME = "pbs-harness-progress"
 REASON_WIDTH = 100

@@ -7,7 +7,7 @@ import pytest
 import yaml
 
 from pbs_harness.conformance import catalogue
-from pbs_harness.suite.plugin import MARKERS
+from pbs_harness.suite.markers import MARKERS
 
 FEATURES = {"reliable_startup", "ramp_down", "admin_suspend", "resv_reconfirm"}
 

@@ -23,6 +23,7 @@ from typing import Any
 
 import pytest
 
+from pbs_harness.suite import evidence_dir
 from pbs_harness.suite.parallel import binding, durations, schedule
 
 PLUGIN_NAME = "pbs-harness-parallel-controller"
@@ -88,10 +89,8 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     if getattr(config.option, "dist", "no") == "no" or config.option.collectonly:
         return  # no workers (-n missing, or --collect-only): a session of its own, on --inventory
-    from pbs_harness.suite import plugin
-
     run_dir = Path(tempfile.mkdtemp(prefix="pbs-harness-parallel-"))
-    controller = Controller(config, run_dir, str(plugin.evidence_root(config)))
+    controller = Controller(config, run_dir, str(evidence_dir.evidence_root(config)))
     config.pluginmanager.register(controller, PLUGIN_NAME)
     if threading.current_thread() is threading.main_thread():
         for signum in (signal.SIGINT, signal.SIGTERM):

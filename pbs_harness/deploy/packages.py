@@ -1,0 +1,54 @@
+"""The OpenPBS packages a local cluster's system hosts install (`up --openpbs PATH`): the source or
+packages PATH names, judged (openpbs_source), then built or taken from the cache (openpbs_build); or,
+when --openpbs is left out, the packages a running cluster recorded (a rerun repairs it with them).
+
+A service, so that the command line only parses and prints (issue #31). Everything is refused before
+a package is built or a host is made.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from pbs_harness.common.errors import PreconditionError, UsageError
+from pbs_harness.deploy import openpbs_build, openpbs_source
+from pbs_harness.localcluster.containers import images
+
+Report = Callable[[str], None]
+
+
+def check_wanted(flavour: str, openpbs: str | None) -> None:
+    """--openpbs is for system hosts: a bad command line, said as one before the root check."""
+    if flavour != "system" and openpbs:
+        raise UsageError(
+            "--openpbs is for system hosts: namespace hosts run this machine's /opt/pbs",
+            "add --flavour system, or leave --openpbs out",
+        )
+
+
+def for_cluster(flavour: str, image: str, openpbs: str | None, recorded: str | None, report: Report) -> Path | None:
+    """The folder of .deb packages the hosts of a cluster of `flavour` on `image` install: built from (or
+    cached for) the `openpbs` the command line names, else the cluster's `recorded` packages; None for
+    namespace hosts (they run this machine's /opt/pbs)."""
+    check_wanted(flavour, openpbs)
+    if flavour != "system":
+        return None
+    if not openpbs:
+        if recorded:
+            return Path(recorded)
+        raise UsageError(
+            "system hosts install OpenPBS from packages, and --openpbs names none",
+            "give --openpbs PATH (make acceptance OPENPBS=PATH): a release zip, a folder of .deb files, or an "
+            "OpenPBS source archive or tree (e.g. ../shared/openpbs/openpbs-master-cd7ab5e.tar.gz); "
+            "or --flavour namespace to use the OpenPBS installed in this machine's /opt/pbs",
+        )
+    source = openpbs_source.judge(Path(openpbs))
+    images.check_cache_dir(writable=True)
+    packages = openpbs_build.ensure(source, images.distribution(image), report)
+    if not packages.file("server").endswith(".deb"):
+        raise PreconditionError(
+            f"--openpbs {openpbs} holds .rpm packages, and system hosts run {image} (apt)",
+            "name the .deb packages (the zip for Debian or Ubuntu), or a source to build them from",
+        )
+    return packages.path
