@@ -29,7 +29,7 @@ from pathlib import Path
 
 import pytest
 
-from pbs_harness import errors
+from pbs_harness.common import errors
 from tests.unit.badinput import run_cli
 from tests.unit.test_cloud_moto import IMAGE, NOTHING, OWNER, REGION, ec2, freeze_tree, tagged
 
