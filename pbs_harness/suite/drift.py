@@ -135,17 +135,27 @@ def read(pbs) -> Live:
 # --- planning ----------------------------------------------------------------------------------
 
 
-def _attrs(target: str, wanted: Mapping[str, Any], have: Mapping[str, Any], skip: tuple[str, ...] = ()) -> list[Repair]:
-    """set/unset directives making `have` match `wanted` (exclusively: what `wanted` lacks is unset)."""
+def _attrs(
+    target: str,
+    wanted: Mapping[str, Any],
+    have: Mapping[str, Any],
+    skip: tuple[str, ...] = (),
+    *,
+    label: str = "",
+    prefix: str = "",
+) -> list[Repair]:
+    """set/unset directives making `have` match `wanted` (exclusively: what `wanted` lacks is unset);
+    each attribute is `prefix` + its key, and the report names the object as `label` (default: target)."""
     out = []
     for name in sorted(set(wanted) | set(have)):
         if name in skip or equal(wanted.get(name), have.get(name)):
             continue
-        what = f"{target} {name} = {_shown(have.get(name))} (declared: {_shown(wanted.get(name))})"
+        attr = prefix + name
+        what = f"{label or target} {attr} = {_shown(have.get(name))} (declared: {_shown(wanted.get(name))})"
         if name in wanted:
-            out.append(Repair(f"{what}: set", (f"set {target} {name} = {render(wanted[name])}",)))
+            out.append(Repair(f"{what}: set", (f"set {target} {attr} = {render(wanted[name])}",)))
         else:
-            out.append(Repair(f"{what}: unset", (f"unset {target} {name}",)))
+            out.append(Repair(f"{what}: unset", (f"unset {target} {attr}",)))
     return out
 
 
@@ -234,15 +244,7 @@ def plan_nodes(
                 )
         have = {k: v for k, v in (node.get("resources_available") or {}).items() if k in custom}
         wanted = {k: v for k, v in (declared.get(name) or {}).items() if k in custom}
-        for res in sorted(set(have) | set(wanted)):
-            if equal(wanted.get(res), have.get(res)):
-                continue
-            attr = f"resources_available.{res}"
-            what = f"vnode {name} {attr} = {_shown(have.get(res))} (declared: {_shown(wanted.get(res))})"
-            if res in wanted:
-                out.append(Repair(f"{what}: set", (f"set {target} {attr} = {render(wanted[res])}",)))
-            else:
-                out.append(Repair(f"{what}: unset", (f"unset {target} {attr}",)))
+        out.extend(_attrs(target, wanted, have, label=f"vnode {name}", prefix="resources_available."))
     return out
 
 
