@@ -9,6 +9,8 @@ VENV      ?= .venv
 PY        := $(VENV)/bin/python
 HARNESS   := $(VENV)/bin/pbs-harness
 PYTEST_ARGS ?=
+# pytest-xdist workers of the unit tests in `make test`: auto = one per core.
+UNIT_WORKERS ?= auto
 # Local clusters of `make acceptance`, one pytest-xdist worker each: auto = chosen from this machine
 # (2 per core, within memory; docs/parallel.md). CLUSTERS=1 runs the suites serially on one cluster.
 CLUSTERS  ?= auto
@@ -69,8 +71,10 @@ lint-ci-examples: venv
 	$(VENV)/bin/check-jsonschema --builtin-schema vendor.github-workflows examples/ci/github-actions.yml
 	$(VENV)/bin/check-jsonschema --builtin-schema vendor.gitlab-ci --data-transform gitlab-ci examples/ci/gitlab-ci.yml
 
+# The unit tests on every core (pytest-xdist; UNIT_WORKERS=0 runs them in one process): serially they took
+# 1115 s of CI's hour in the make test stage and as long again in its bare-Debian check (CI run of 2026-11-28).
 unit: venv
-	$(PY) -m pytest tests -q --junitxml reports/junit-unit.xml
+	$(PY) -m pytest tests -q -n $(UNIT_WORKERS) --junitxml reports/junit-unit.xml
 
 # The acceptance suites are collected here, not run: every suite imports and its markers and spec tags are
 # known, whether or not a cluster is up. They run in `make acceptance` (or `pbs-harness test`).

@@ -21,7 +21,6 @@ from __future__ import annotations
 import json
 import os
 import secrets
-import signal
 import subprocess
 import sys
 import time
@@ -31,7 +30,7 @@ import pytest
 
 from pbs_harness.common import errors
 from tests.unit.badinput import run_cli
-from tests.unit.test_cloud_moto import IMAGE, NOTHING, OWNER, REGION, ec2, freeze_tree, tagged
+from tests.unit.test_cloud_moto import IMAGE, NOTHING, OWNER, REGION, ec2, kill_tree, tagged
 
 ROOT = Path(__file__).resolve().parents[2]
 CALLBACKS = Path(__file__).resolve().parent / "ansible_callbacks"
@@ -69,25 +68,13 @@ def _killed_at(argv: list[str], task: str, tmp_path: Path) -> int:
             if time.monotonic() > deadline:
                 pytest.fail(f"task {task!r} not reached within 600 s:\n{log.read_text()}")
             time.sleep(0.2)  # polling for the stopped playbook's mark: bounded by the deadline above
-        _kill_tree(proc)
+        kill_tree(proc)
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait(timeout=30)
     assert task in mark.read_text(), mark.read_text()
     return proc.pid
-
-
-def _kill_tree(proc: subprocess.Popen) -> None:
-    """Every process of the tree frozen as it is found (none forks a new one), then all SIGKILLed, and gone."""
-    tree = freeze_tree(proc.pid)
-    for pid in tree:
-        os.kill(pid, signal.SIGKILL)
-    proc.wait(timeout=30)
-    for pid in tree:
-        deadline = time.monotonic() + 30
-        while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
-            time.sleep(0.2)  # waiting for a killed process to be reaped: bounded
 
 
 def _sweep(capsys: pytest.CaptureFixture[str]) -> str:
@@ -168,7 +155,7 @@ def test_up_killed_while_it_deploys_leaves_nothing_once_swept(
         assert run_id, f"the child ended (exit {proc.wait(timeout=30)}) before deploying"
         assert _status(cloud, run_id) == "deploying"
         assert _counts(client, run_id) == (2, 2, 1)
-        _kill_tree(proc)
+        kill_tree(proc)
     finally:
         if proc.poll() is None:
             proc.kill()
