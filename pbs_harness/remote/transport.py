@@ -1,8 +1,10 @@
 """Remote execution: one persistent paramiko connection per host, typed results.
 
 A command is a string (run by bash on the host) or an argv list (quoted here). `run` never
-raises on a non-zero exit; `check` does. Connections are reused and re-opened once after a
-broken transport (host crashed and booted). Every command can be recorded in a transcript.
+raises on a non-zero exit; `check` does. Connections are reused and re-opened after a broken
+transport (host crashed and booted): a command that never reached the host is sent once more; one
+whose connection died while it ran is an UnreachableError at once, never sent again (it may have
+acted). Every command can be recorded in a transcript.
 
 Commands run as root. When the login account is not root and the target says `become` (the
 inventory's ansible_become, as on cloud images), each command is wrapped in `sudo -n`.
@@ -248,14 +250,30 @@ class RemoteHost:
             try:
                 rc, out, err = _exec(client, wire, timeout, stdin)
                 break
-            except (paramiko.SSHException, EOFError, ConnectionError) as exc:
-                self.close()
+            except _NotSent as exc:  # the host never got the command: sending it again is safe
+                self._drop_if_dead(client)
                 if attempt == 2:
-                    raise UnreachableError(f"{self.name}: connection lost running `{text}`: {exc}") from exc
+                    raise UnreachableError(f"{self.name}: cannot run `{text}`: {exc}") from exc
+            except _LostWhileRunning as exc:
+                # Never sent again: it may have acted (a qsub twice is two jobs).
+                self._drop_if_dead(client)
+                raise UnreachableError(
+                    f"{self.name}: the connection was lost while `{text}` ran (it may have acted): {exc}",
+                    "check that the host is up (a fault the test injected may have taken it down)",
+                ) from exc
         result = CommandResult(self.name, text, rc, out, err, who, time.monotonic() - start)
         for record in self.recorders:
             record(result)
         return result
+
+    def _drop_if_dead(self, client: paramiko.SSHClient) -> None:
+        """Close `client` only when its connection is dead. Other threads' commands share it (suite reads
+        run at once: common/fanout.py); a refused or slow channel open on a live connection must not cut
+        them off — that left their channels closed under them, and each waited out its whole timeout."""
+        with self._lock:
+            transport = client.get_transport()
+            if self._client is client and (transport is None or not transport.is_active()):
+                self.close()
 
     def check(self, cmd: Command, **kwargs: object) -> CommandResult:
         """Run cmd and raise CommandError unless it exits 0."""
@@ -266,21 +284,36 @@ class RemoteHost:
         return result
 
 
+class _NotSent(Exception):
+    """The command never reached the host (no connection, or its channel could not be opened)."""
+
+
+class _LostWhileRunning(Exception):
+    """The connection closed after the command was sent and before its end was seen."""
+
+
 def _exec(client: paramiko.SSHClient, cmd: str, timeout: float, stdin: str | None) -> tuple[int, str, str]:
     """Run cmd on a new channel; read stdout and stderr until EOF *and* the exit status arrived.
 
     sshd may send the exit status before the last output (the child exited while its pipe still
-    held data), so the exit status alone does not mean the output is complete: EOF does.
+    held data), so the exit status alone does not mean the output is complete: EOF does. A channel
+    closed without EOF (its connection died) is a lost command at once, not a wait for the timeout.
     """
     transport = client.get_transport()
-    if transport is None:
-        raise paramiko.SSHException("no transport")
-    chan = transport.open_session(timeout=10)
+    if transport is None or not transport.is_active():
+        raise _NotSent("no connection")
     try:
-        chan.exec_command(cmd)
-        if stdin is not None:
-            chan.sendall(stdin.encode())
-        chan.shutdown_write()
+        chan = transport.open_session(timeout=10)
+    except (paramiko.SSHException, EOFError, ConnectionError) as exc:
+        raise _NotSent(f"opening a channel: {exc or type(exc).__name__}") from exc
+    try:
+        try:
+            chan.exec_command(cmd)
+            if stdin is not None:
+                chan.sendall(stdin.encode())
+            chan.shutdown_write()
+        except (paramiko.SSHException, EOFError, ConnectionError, OSError) as exc:
+            raise _LostWhileRunning(f"sending it: {exc or type(exc).__name__}") from exc
         out, err = bytearray(), bytearray()
         deadline = time.monotonic() + timeout
         while True:
@@ -290,6 +323,8 @@ def _exec(client: paramiko.SSHClient, cmd: str, timeout: float, stdin: str | Non
                 err += chan.recv_stderr(65536)
             if chan.eof_received and chan.exit_status_ready() and not (chan.recv_ready() or chan.recv_stderr_ready()):
                 break
+            if chan.closed or not transport.is_active():
+                raise _LostWhileRunning("the channel closed before the command's end")
             if time.monotonic() > deadline:
                 raise TimeoutError(f"`{cmd}` did not finish within {timeout}s")
             select.select([chan], [], [], 0.005)  # wakes on data, stderr or EOF (not on exit status)

@@ -1,9 +1,11 @@
 """A small SSH server on loopback for the SSH-route tests (tests/unit/test_ssh_routes.py).
 
 It is a real SSH server (paramiko's server side), not a fake of a host: it accepts one public key,
-answers each command with `ran: COMMAND` on stdout and exit status 0, and, when it may forward,
-opens the TCP connections a client asks for (direct-tcpip: what `ssh -W` and ProxyJump use) and
-relays them. It records the commands it ran and the forwards it opened, the evidence the tests read.
+answers each command with `ran: COMMAND` on stdout and exit status 0 (one starting with `hold` only
+after the test sets `release`; `refuse_sessions` and `drop_connections` play a busy or a crashed
+host), and, when it may forward, opens the TCP connections a client asks for (direct-tcpip: what
+`ssh -W` and ProxyJump use) and relays them. It records the commands it ran and the forwards it
+opened, the evidence the tests read.
 """
 
 from __future__ import annotations
@@ -37,6 +39,9 @@ class _Handler(paramiko.ServerInterface):
         return paramiko.AUTH_FAILED
 
     def check_channel_request(self, kind: str, chanid: int) -> int:
+        if kind == "session" and self.server.refuse_sessions > 0:
+            self.server.refuse_sessions -= 1
+            return paramiko.OPEN_FAILED_RESOURCE_SHORTAGE  # as sshd past its MaxSessions
         return paramiko.OPEN_SUCCEEDED if kind == "session" else paramiko.OPEN_FAILED_ADMINISTRATIVELY_PROHIBITED
 
     def check_channel_exec_request(self, channel: paramiko.Channel, command: bytes) -> bool:
@@ -48,6 +53,9 @@ class _Handler(paramiko.ServerInterface):
                 channel.settimeout(10)
                 while channel.recv(65536):  # the client's stdin, to its end (the harness always closes it)
                     pass
+                if text.startswith("hold"):  # answered only once the test releases it (or never)
+                    self.server.held.set()
+                    self.server.release.wait(60)
                 channel.sendall(f"ran: {text}\n".encode())
                 channel.send_exit_status(0)
                 channel.shutdown_write()
@@ -100,6 +108,9 @@ class SSHServer:
         self.port = self._listener.getsockname()[1]
         self._stop = threading.Event()
         self._transports: list[paramiko.Transport] = []
+        self.refuse_sessions = 0  # refuse this many channel opens, then accept again
+        self.held = threading.Event()  # a `hold...` command arrived
+        self.release = threading.Event()  # answer the `hold...` commands
         self._thread = threading.Thread(target=self._serve, daemon=True)
 
     def known_hosts_line(self, name: str | None = None) -> str:
@@ -128,6 +139,11 @@ class SSHServer:
             channel = transport.accept(0.2)
             if channel is not None and channel.get_id() in self.pending:
                 _relay(channel, self.pending.pop(channel.get_id()))
+
+    def drop_connections(self) -> None:
+        """Every client connection closed from this side, as a host that crashed."""
+        for transport in self._transports:
+            transport.close()
 
     def __enter__(self) -> SSHServer:
         self._thread.start()
