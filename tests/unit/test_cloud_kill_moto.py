@@ -1,6 +1,7 @@
 """A cloud run killed at any step leaves nothing tagged once `sweep` (or a second `down`) has run: `up --cloud
 aws --provision-only` killed after its record is saved, after the key, after the security groups, after the
-instances, and while it deploys; `down --run` killed at each step of its teardown. The real playbooks and
+instances, and while it deploys; `down --run` killed at each step of its teardown; a `sweep` killed as it
+terminates a killed run's instances. The real playbooks and
 amazon.aws modules run against moto's EC2 in server mode on 127.0.0.1.
 
 How a step is hit exactly, not wherever a timer lands: tests/unit/ansible_callbacks/pbsh_stop_at.py (a test-only
@@ -48,6 +49,7 @@ def _counts(client: object, run_id: str) -> tuple[int, int, int]:
 
 def _killed_at(argv: list[str], task: str, tmp_path: Path) -> int:
     """Run `argv`, stop its playbook as `task` starts, then SIGKILL its whole process tree; the child's pid."""
+    tmp_path.mkdir(parents=True, exist_ok=True)
     mark = tmp_path / "stopped-at"
     log = tmp_path / "child.log"
     env = dict(
@@ -206,5 +208,27 @@ def test_down_killed_at_a_step_is_finished_by_a_second_down_or_sweep(
             assert f"its controller was killed while removing (pid {pid} gone)" in out, out
         else:
             assert f"record of {run_id} ended: its controller was killed while removing" in out, out
+    assert tagged(client, run_id) == NOTHING
+    assert _status(cloud, run_id) == "down"
+
+
+def test_sweep_killed_while_it_removes_a_run_is_finished_by_the_next_sweep(
+    cloud: Path, moto: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    client = ec2(moto)
+    run_id = f"pbsk-sw-{secrets.token_hex(4)}"
+    up_argv = [HARNESS, "up", "--cloud", "aws", "--region", REGION, "--image", IMAGE, "--provision-only",
+               "--owner", OWNER, "--hosts", "2", "--name-prefix", "pbsk", "--run-id", run_id]  # fmt: skip
+    _killed_at(up_argv, "Collect the instances' addresses", cloud.parent / "up")
+    assert _counts(client, run_id) == (2, 2, 1)
+
+    # The sweep that takes the killed run is killed in its turn, as its teardown starts terminating.
+    sweep_argv = [HARNESS, "sweep", "--region", REGION, "--owner", OWNER]
+    pid = _killed_at(sweep_argv, "Terminate the instances", cloud.parent / "sweep")
+    assert _counts(client, run_id) == (2, 2, 1)
+    assert _status(cloud, run_id) == "removing"  # said before the sweep acted
+
+    out = _sweep(capsys)
+    assert f"its controller was killed while removing (pid {pid} gone)" in out, out
     assert tagged(client, run_id) == NOTHING
     assert _status(cloud, run_id) == "down"
