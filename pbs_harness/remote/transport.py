@@ -324,6 +324,10 @@ def _exec(client: paramiko.SSHClient, cmd: str, timeout: float, stdin: str | Non
             if chan.eof_received and chan.exit_status_ready() and not (chan.recv_ready() or chan.recv_stderr_ready()):
                 break
             if chan.closed or not transport.is_active():
+                # EOF and close may both have arrived since the check above (the transport's thread
+                # handles them back to back): that is the command's normal end, read to it above.
+                if chan.eof_received:
+                    continue
                 raise _LostWhileRunning("the channel closed before the command's end")
             if time.monotonic() > deadline:
                 raise TimeoutError(f"`{cmd}` did not finish within {timeout}s")

@@ -9,6 +9,7 @@ normally (the suite's reads run at once on one connection per host: common/fanou
 
 from __future__ import annotations
 
+import os
 import subprocess
 import threading
 import time
@@ -17,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from pbs_harness.common.errors import UnreachableError
+from pbs_harness.remote import transport as transport_mod
 from pbs_harness.remote.inventory import InventoryHost
 from pbs_harness.remote.transport import RemoteHost
 from tests.unit.sshserver import SSHServer
@@ -94,3 +96,63 @@ def test_a_refused_channel_is_opened_again_and_spares_the_others_commands(client
         finally:
             server.release.set()
             remote.close()
+
+
+class _ChannelEndingBetweenChecks:
+    """A channel whose EOF and close both arrive between _exec's check for the end and its check for a
+    closed channel (the transport's thread handles them back to back): a normal end, not a lost command.
+    Faked because the real interleaving cannot be forced; what it proves is the order of the checks."""
+
+    def __init__(self) -> None:
+        self._reads, self._w = os.pipe()
+        os.write(self._w, b"x")  # always readable: select() returns at once
+        self._eof_reads = 0
+        self.closed = True
+        self.sent = False
+
+    @property
+    def eof_received(self) -> bool:
+        self._eof_reads += 1
+        return self._eof_reads > 1  # not yet at the first check, there by the second
+
+    def fileno(self) -> int:
+        return self._reads
+
+    def exec_command(self, cmd: str) -> None:
+        self.sent = True
+
+    def shutdown_write(self) -> None:
+        pass
+
+    def recv_ready(self) -> bool:
+        return False
+
+    recv_stderr_ready = recv_ready
+
+    def exit_status_ready(self) -> bool:
+        return True
+
+    def recv_exit_status(self) -> int:
+        return 0
+
+    def close(self) -> None:
+        os.close(self._reads)
+        os.close(self._w)
+
+
+def test_eof_and_close_arriving_together_are_a_normal_end() -> None:
+    chan = _ChannelEndingBetweenChecks()
+
+    class Transport:
+        def is_active(self) -> bool:
+            return True
+
+        def open_session(self, timeout: float) -> _ChannelEndingBetweenChecks:
+            return chan
+
+    class Client:
+        def get_transport(self) -> Transport:
+            return Transport()
+
+    assert transport_mod._exec(Client(), "qstat -Qf -F json", 5, None) == (0, "", "")  # type: ignore[arg-type]
+    assert chan.sent
