@@ -374,9 +374,11 @@ def _interrupted(exc: KeyboardInterrupt, what: str, then: str = "") -> int:
 
 
 def _parse_and_run(argv: Sequence[str] | None) -> int:  # noqa: PLR0911 (one return per way a verb ends)
-    parser = build_parser()
-    line, pytest_args = split_test_args(list(sys.argv[1:] if argv is None else argv))
     try:
+        # Building the parser imports most verbs' modules: a signal there (Ctrl-C "one second into"
+        # `test --help` on a loaded machine) used to end in a traceback, as one during parsing did.
+        parser = build_parser()
+        line, pytest_args = split_test_args(list(sys.argv[1:] if argv is None else argv))
         args = parser.parse_args(line)
     except SystemExit as exc:  # argparse has printed the usage and the error (or the help, or the version)
         return errors.EXIT_OK if exc.code in (0, None) else errors.EXIT_USAGE

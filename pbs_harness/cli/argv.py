@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -67,24 +68,32 @@ class TestHelp(argparse.Action):
 def _pytest_help(argv: list[str], cwd: Path) -> str:
     """pytest's --help, its process ended also when Ctrl-C or SIGTERM comes (README: exit 130, nothing left
     running). subprocess.run could not end it when the signal came inside Popen(), after the fork and before
-    there was a process object to kill (a pytest --help was left running, seen by the unit tests' leak check):
-    the signals wait until the object exists, and the child gets this process's signal mask back before exec."""
+    there was a process object to kill (a pytest --help was left running, seen by the unit tests' leak check).
+    So while Popen() runs the two signals are only noted, and raised once the process object exists. (Python
+    handlers, not a blocked signal mask: the mask is per thread, and a signal to a process with other threads
+    reaches the handler in the main thread anyway.)"""
     import signal
     import subprocess
 
-    stop = {signal.SIGINT, signal.SIGTERM}
-    before = signal.pthread_sigmask(signal.SIG_BLOCK, stop)
+    noted: list[int] = []
+    deferred = threading.current_thread() is threading.main_thread()  # signal.signal: main thread only
+    if deferred:
+        before = {s: signal.signal(s, lambda signum, _: noted.append(signum)) for s in (signal.SIGINT, signal.SIGTERM)}
+
+    def restore() -> None:
+        if deferred:
+            for signum, handler in before.items():
+                signal.signal(signum, handler)
+            for signum in noted:
+                signal.raise_signal(signum)  # the signal that came meanwhile, now with its usual handler
+
     try:
-        # preexec_fn only sets the signal mask, and no thread runs while the command line is read.
-        proc = subprocess.Popen(
-            argv, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-            preexec_fn=lambda: signal.pthread_sigmask(signal.SIG_SETMASK, before),  # noqa: PLW1509
-        )  # fmt: skip
+        proc = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     except BaseException:
-        signal.pthread_sigmask(signal.SIG_SETMASK, before)
+        restore()
         raise
     try:
-        signal.pthread_sigmask(signal.SIG_SETMASK, before)  # a signal that came meanwhile is raised here
+        restore()
         out, err = proc.communicate(timeout=120)
     except BaseException:
         proc.kill()

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import re
 import subprocess
+import sys
 import tarfile
 import zipfile
 from dataclasses import asdict, dataclass, field, fields
@@ -226,3 +227,23 @@ def judge(path: Path) -> Source:
             f"name {ACCEPTED}",
         )
     raise PreconditionError(f"--openpbs {path} is none of the accepted forms", f"name {ACCEPTED}")
+
+
+def main(argv: list[str]) -> int:
+    """`python3 -m pbs_harness.deploy.openpbs_source PATH`: PATH judged as `--openpbs PATH` is, with Python's
+    standard library alone (no venv yet), so that ./acceptance refuses an OPENPBS that is not OpenPBS before
+    it installs anything: OPENPBS=/etc or a zip of empty .deb files used to go through apt-get and make venv
+    first (issue #34). Exit 0, or the README's 3 with the message and its fix on stderr."""
+    if len(argv) != 1:
+        sys.stderr.write("usage: python3 -m pbs_harness.deploy.openpbs_source PATH\n")
+        return 2
+    try:
+        judge(Path(argv[0]))
+    except PreconditionError as exc:
+        sys.stderr.write(f"{exc}\n")
+        return exc.exit_code
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -130,10 +130,14 @@ def test_pytest_summary(bench):
     assert bench.pytest_summary(_lines(bench, [(1.0, "no summary")])) is None
 
 
-def test_acceptance_dry_run_commands(bench):
-    """The commands of this checkout's ./acceptance, as the bench names them (it fails on one it does not know)."""
+def test_acceptance_dry_run_commands(bench, tmp_path):
+    """The commands of this checkout's ./acceptance, as the bench names them (it fails on one it does not know).
+    OPENPBS is a folder of two package files that pass the judge's checks (name and ar magic only; nothing is
+    installed in a dry run): the checkout itself is not OpenPBS, and ./acceptance refuses it before anything."""
+    for name in ("openpbs-server_23.06.06-1_amd64.deb", "openpbs-execution_23.06.06-1_amd64.deb"):
+        (tmp_path / name).write_bytes(b"!<arch>\n")
     out = subprocess.run(
-        ["./acceptance", "--dry-run", "CLUSTERS=1", f"OPENPBS={ROOT}", "UP_ARGS=--name-prefix bf --subnet auto"],
+        ["./acceptance", "--dry-run", "CLUSTERS=1", f"OPENPBS={tmp_path}", "UP_ARGS=--name-prefix bf --subnet auto"],
         cwd=ROOT,
         capture_output=True,
         text=True,

@@ -196,6 +196,55 @@ def test_sigterm_during_test_help(capsys: pytest.CaptureFixture[str], monkeypatc
     assert signal.getsignal(signal.SIGTERM) == before  # the handler is put back
 
 
+def test_ctrl_c_while_the_parser_is_built(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Building the parser imports the verbs' modules (most of a second on a loaded machine): Ctrl-C there,
+    "one second into `test --help`" as issue #34 did it, still ended in a traceback. FAKE build_parser: it
+    is interrupted."""
+    import pbs_harness.cli as cli_module
+
+    def interrupted() -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli_module, "build_parser", interrupted)
+    rc, out = run_cli(["test", "--help"], capsys)
+    assert rc == errors.EXIT_INTERRUPTED
+    assert "interrupted by Ctrl-C (SIGINT): stopped while reading the command line; nothing was started" in out
+    assert "Traceback" not in out
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_a_signal_inside_popen_still_ends_pytest_help(signum: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The signal lands after the fork, before Popen() has returned a process object (the window
+    test_sigterm_during_test_help_through_the_real_entry_point hit: its leak check found the pytest --help
+    child still running). Popen is wrapped to send the signal to this process right there; the child (a real
+    process that sleeps in place of pytest) must be ended and reaped, and the signal reach the caller."""
+    real_popen = subprocess.Popen
+    started: list[int] = []
+
+    def popen_then_signal(*args: object, **kwargs: object) -> subprocess.Popen:
+        proc = real_popen(*args, **kwargs)  # type: ignore[call-overload]
+        started.append(proc.pid)
+        os.kill(os.getpid(), signum)
+        return proc
+
+    class Stop(KeyboardInterrupt):
+        pass
+
+    def stop(*_: object) -> None:
+        raise Stop
+
+    monkeypatch.setattr(subprocess, "Popen", popen_then_signal)
+    before = signal.signal(signum, stop)
+    try:
+        with pytest.raises(Stop):
+            cli_argv._pytest_help([sys.executable, "-c", "import time; time.sleep(60)"], ROOT)
+    finally:
+        signal.signal(signum, before)
+    assert started, "no child was started"
+    with pytest.raises(ProcessLookupError):  # ended and reaped: no such process any more
+        os.kill(started[0], 0)
+
+
 def test_sigterm_during_test_help_through_the_real_entry_point(tmp_path: Path) -> None:
     """The installed command in its own process, SIGTERM while pytest (the real one) prints its options."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}

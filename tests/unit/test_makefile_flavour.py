@@ -9,8 +9,11 @@ it was started, and the test fails if any was."""
 
 from __future__ import annotations
 
+import io
 import os
 import subprocess
+import sys
+import tarfile
 from pathlib import Path
 
 import pytest
@@ -37,11 +40,27 @@ def up_line(*args: str, **env: str) -> str:
     return lines[0]
 
 
+def source_archive(path: Path, *names: str) -> Path:
+    """A source archive holding `names` (empty files) under one top folder: an OpenPBS one when they are
+    configure.ac and ci/etc/build-pbs-packages.sh, which is all ./acceptance's judge looks at."""
+    with tarfile.open(path, "w:gz") as tar:
+        for name in names:
+            info = tarfile.TarInfo(f"openpbs-master/{name}")
+            tar.addfile(info, io.BytesIO(b""))
+    return path
+
+
+def package_folder(path: Path, *, empty: bool = False) -> Path:
+    """A folder of openpbs-{server,execution,client} .debs: each an ar archive's first bytes, or empty."""
+    path.mkdir()
+    for kind in ("server", "execution", "client"):
+        (path / f"openpbs-{kind}_23.06.06-1_amd64.deb").write_bytes(b"" if empty else b"!<arch>\ndebian-binary")
+    return path
+
+
 @pytest.fixture
 def source(tmp_path: Path) -> str:
-    path = tmp_path / "openpbs.tar.gz"
-    path.write_bytes(b"")
-    return str(path)
+    return str(source_archive(tmp_path / "openpbs.tar.gz", "configure.ac", "ci/etc/build-pbs-packages.sh"))
 
 
 def test_system_hosts_by_default_with_the_source_ci_builds(source: str) -> None:
@@ -50,7 +69,7 @@ def test_system_hosts_by_default_with_the_source_ci_builds(source: str) -> None:
 
 
 def test_openpbs_and_image_given_win(source: str, tmp_path: Path) -> None:
-    (tmp_path / "pkgs").mkdir()
+    package_folder(tmp_path / "pkgs")
     line = up_line(f"OPENPBS={tmp_path / 'pkgs'}", "IMAGE=debian-11", OPENPBS_SOURCE=source)
     assert f"--flavour system --image debian-11 --openpbs {tmp_path / 'pkgs'}" in line
 
@@ -116,6 +135,38 @@ def test_bad_values_are_refused_before_anything_is_installed(
     run = acceptance(*args, env={**tripwires, "OPENPBS_SOURCE": str(tmp_path)})
     assert run.returncode == code, run.stdout + run.stderr
     assert f"acceptance: error: {says}" in run.stderr
+    assert "Traceback" not in run.stdout + run.stderr
+    assert not (tmp_path / "started").exists(), (tmp_path / "started").read_text()
+
+
+@pytest.mark.parametrize(
+    ("given", "says"),
+    [
+        ("folder", "is a folder with neither an OpenPBS source tree (configure.ac) nor OpenPBS packages"),
+        ("/etc", "--openpbs /etc is a folder with neither an OpenPBS source tree (configure.ac) nor OpenPBS"),
+        ("file", "is none of the accepted forms"),
+        ("empty-debs", "are not packages (empty, or not a .deb/.rpm file inside)"),
+        ("other-source", "is a source archive without ci/etc/build-pbs-packages.sh"),
+    ],
+)
+def test_an_openpbs_that_is_not_openpbs_is_refused_before_anything_is_installed(
+    given: str, says: str, tripwires: dict[str, str], tmp_path: Path
+) -> None:
+    """OPENPBS=/etc, a README, a folder of empty .debs or another project's source archive used to go through
+    apt-get and make venv before `pbs-harness up` refused it. Now pbs-harness's judge runs first, in the Python
+    named by PYTHON (the real one here; apt-get, make, debootstrap, pip are the FAKE tripwires)."""
+    path = {
+        "folder": lambda: tmp_path,
+        "/etc": lambda: Path("/etc"),  # the issue's own example (#34)
+        "file": lambda: ROOT / "README.md",
+        "empty-debs": lambda: package_folder(tmp_path / "debs", empty=True),
+        "other-source": lambda: source_archive(tmp_path / "other.tar.gz", "configure.ac"),
+    }[given]()
+    run = acceptance(f"OPENPBS={path}", env={**tripwires, "PYTHON": sys.executable})
+    assert run.returncode == errors.EXIT_PRECONDITION, run.stdout + run.stderr
+    assert f"acceptance: error: OPENPBS={path} is not OpenPBS: --openpbs " in run.stderr
+    assert says in run.stderr
+    assert "\n  fix: name " in run.stderr
     assert "Traceback" not in run.stdout + run.stderr
     assert not (tmp_path / "started").exists(), (tmp_path / "started").read_text()
 
