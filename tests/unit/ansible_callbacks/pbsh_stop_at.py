@@ -22,5 +22,10 @@ class CallbackModule(CallbackBase):
     def v2_playbook_on_task_start(self, task, is_conditional):
         stop_at = os.environ.get("PBSH_STOP_AT_TASK")
         if stop_at and task.get_name().startswith(stop_at):
-            Path(os.environ["PBSH_STOP_AT_MARK"]).write_text(f"{os.getpid()} {task.get_name()}\n")
+            # Written whole, then renamed: the test polls for the mark and reads it at once, and could
+            # otherwise find it created but still empty (seen once under load).
+            mark = Path(os.environ["PBSH_STOP_AT_MARK"])
+            part = mark.with_name(mark.name + ".part")
+            part.write_text(f"{os.getpid()} {task.get_name()}\n")
+            part.rename(mark)
             os.kill(os.getpid(), signal.SIGSTOP)
