@@ -19,6 +19,7 @@ import threading
 import warnings
 from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta
+from pathlib import Path
 
 import pytest
 
@@ -63,6 +64,8 @@ EVIDENCE_KEY = pytest.StashKey[list[str]]()
 # The jobs the server had when the test (this attempt) started: a diagnosis looks only at the others.
 JOBS_BEFORE_KEY = pytest.StashKey[frozenset[str]]()
 # What the call phase's leak check needs (pbs, baseline, nemesis), and what it left for teardown.
+# An exception of the call phase's leak check itself (not a leak): for the evidence's hang capture.
+HARNESS_ERROR_KEY = pytest.StashKey[Exception]()
 LEAK_CHECK_KEY = pytest.StashKey[tuple[Pbs, baseline_mod.Snapshot, Nemesis]]()
 LEAK_RAISED_KEY = outcome.LEAK_FOUND_KEY
 HEAL_PROBLEMS_KEY = pytest.StashKey[list[str]]()
@@ -186,8 +189,14 @@ def _check_leaks(item: pytest.Item) -> None:
     if problems:  # teardown reports them; a cluster not healed is no place to judge leaks
         item.stash[HEAL_PROBLEMS_KEY] = problems
         return
-    baseline_mod.clear_test_work(pbs, base)
-    found = leaks.settle(pbs)
+    try:
+        baseline_mod.clear_test_work(pbs, base)
+        found = leaks.settle(pbs)
+    except Exception as exc:
+        # The harness's own leak check broke (the test fails on it as it came): its teardown evidence
+        # adds, for a command that hung, what the hosts were doing.
+        item.stash[HARNESS_ERROR_KEY] = exc
+        raise
     if found:
         item.stash[LEAK_RAISED_KEY] = True
         raise leaks.error(found, expected_leak(item))
@@ -280,69 +289,157 @@ def harness_test(request: pytest.FixtureRequest, pbs: Pbs, baseline: baseline_mo
     try:
         yield nemesis
     finally:
-        inv, reports = pbs.cluster.inventory, outcome.reports(request.node)
-        why = _evidence_reason(request.node)
-        folder = None
-        if why:
-            name = collect.folder_name(request.node.nodeid)
-            if DEFECT_KEY in request.node.stash or attempt_of(request.node) > 1:
-                name += f"-attempt{attempt_of(request.node)}"  # each attempt keeps its own evidence
-            folder = evidence_root(request.config) / name
-            collect.capture_state(pbs.cluster, folder)
-        heal_problems = request.node.stash.get(HEAL_PROBLEMS_KEY, []) + nemesis.heal_all()
-        logs: tuple = ({}, [])
-        if folder is not None:
-            logs = collect.capture_logs(pbs.cluster, folder, since)
-            longrepr = "\n".join(str(r.longrepr) for r in reports.values() if r.failed or hasattr(r, "wasxfail"))
-            longrepr = longrepr or request.node.stash.get(DEFECT_KEY, "")
-            collect.write_summary(
-                folder, request.node.nodeid, since, longrepr, cluster=binding.cluster_name(inv), why=why
-            )
-        for host in pbs.cluster:
-            host.recorders.remove(keep)
-        if nemesis.log.events:  # the fault log (faults/log.py): in the JUnit of every test that injected one
-            request.node.user_properties.append(("faults", nemesis.log.text()))
-            from pbs_harness.conformance import recorder  # the recorder is an optional plugin
+        try:
+            _teardown(request, pbs, baseline=baseline, nemesis=nemesis, since=since, transcript=transcript)
+        finally:
+            for host in pbs.cluster:
+                host.recorders.remove(keep)
 
-            recorder.record_faults(request.node, nemesis.log.windows())
-        if folder is not None:
-            collect.write_transcript(folder / "transcript.txt", transcript)
-            nemesis.log.write(folder / "faults.txt")
-            entries = timeline.merge(
-                timeline.from_commands(transcript),
-                timeline.from_faults(nemesis.log.events),
-                timeline.from_logs(logs[0]),
-                timeline.from_accounting(logs[1], pbs.cluster.server.name),
-            )
-            timeline.write(folder / "timeline.txt", entries, since)
-            page.write(folder, request.node.nodeid, why, binding.cluster_name(inv) or "", entries)
-            request.node.user_properties.append(("evidence", str(folder)))
-            request.config.stash.setdefault(EVIDENCE_KEY, []).append(str(folder))
+
+def _teardown(
+    request: pytest.FixtureRequest,
+    pbs: Pbs,
+    *,
+    baseline: baseline_mod.Snapshot,
+    nemesis: Nemesis,
+    since: datetime,
+    transcript: list[tuple[datetime, CommandResult]],
+) -> None:
+    """Evidence of a failed/xfailed test, faults healed, baseline restored and checked. A teardown
+    error of the harness's own restore or leak check (an exception or what it could not put back)
+    leaves the same evidence folder through the one path, _keep_evidence, and stays an error."""
+    why = _evidence_reason(request.node)
+    folder = _evidence_folder(request) if why else None
+    if folder is not None:
+        collect.capture_state(pbs.cluster, folder)  # as the test left it, before faults are healed
+    heal_problems = request.node.stash.get(HEAL_PROBLEMS_KEY, []) + nemesis.heal_all()
+    if folder is not None:
+        broke = request.node.stash.get(HARNESS_ERROR_KEY, None)
+        _keep_evidence(
+            request,
+            pbs,
+            nemesis=nemesis,
+            since=since,
+            transcript=transcript,
+            why=why,
+            error=_describe(broke) if broke is not None else "",
+            hang=broke is not None and _is_hang(broke),
+            state_taken=True,
+        )
+    if nemesis.log.events:  # the fault log (faults/log.py): in the JUnit of every test that injected one
+        request.node.user_properties.append(("faults", nemesis.log.text()))
+        from pbs_harness.conformance import recorder  # the recorder is an optional plugin
+
+        recorder.record_faults(request.node, nemesis.log.windows())
+    try:
         restored = baseline_mod.restore(pbs, baseline, repaired=_repair_reporter(request.config))
-        # Leaks the call phase did not judge (its body failed, or the leak came with the restore):
-        # a finding all the same, repaired by now so that the next test starts at the baseline.
-        found = [] if request.node.stash.get(LEAK_RAISED_KEY, False) else restored.leaks
-        expected = expected_leak(request.node)
-        if expected is not None and leaks.expected_matches(expected, found):
-            # The known bug the test's leak_of names, pinned by a strict xfail (its own or another
-            # test's): after a body that failed for another reason it is reported, not failed twice.
-            _repair_reporter(request.config)(f"leak of the known OpenPBS bug {expected.__name__}: {'; '.join(found)}")
-            found = []
-        if heal_problems or restored.left or found:
-            pytest.fail(
-                "; ".join(
-                    ([f"leak seen after the test (repaired): {'; '.join(found)}"] if found else [])
-                    + (
-                        [
-                            "teardown could not return the cluster to its baseline: "
-                            + "; ".join(heal_problems + restored.left)
-                        ]
-                        if heal_problems or restored.left
-                        else []
-                    )
-                ),
-                pytrace=False,
+    except Exception as exc:
+        try:
+            if folder is None:  # the error is raised as it came, after the evidence
+                _keep_evidence(
+                    request,
+                    pbs,
+                    nemesis=nemesis,
+                    since=since,
+                    transcript=transcript,
+                    why=TEARDOWN_ERROR,
+                    error=_describe(exc),
+                    hang=_is_hang(exc),
+                )
+            else:  # the test's own folder, written before the restore: the teardown error is added to it
+                with (folder / "failure.txt").open("a") as fh:
+                    fh.write(f"\n{TEARDOWN_ERROR}:\n{_describe(exc)}\n")
+                if _is_hang(exc):
+                    collect.capture_hang(pbs.cluster, folder)
+        except Exception as lost:  # noqa: BLE001 - the teardown's own error is the one raised
+            exc.add_note(f"its evidence folder could not be written: {_describe(lost)}")
+        raise
+    # Leaks the call phase did not judge (its body failed, or the leak came with the restore):
+    # a finding all the same, repaired by now so that the next test starts at the baseline.
+    found = [] if request.node.stash.get(LEAK_RAISED_KEY, False) else restored.leaks
+    expected = expected_leak(request.node)
+    if expected is not None and leaks.expected_matches(expected, found):
+        # The known bug the test's leak_of names, pinned by a strict xfail (its own or another
+        # test's): after a body that failed for another reason it is reported, not failed twice.
+        _repair_reporter(request.config)(f"leak of the known OpenPBS bug {expected.__name__}: {'; '.join(found)}")
+        found = []
+    if heal_problems or restored.left or found:
+        message = "; ".join(
+            ([f"leak seen after the test (repaired): {'; '.join(found)}"] if found else [])
+            + (
+                ["teardown could not return the cluster to its baseline: " + "; ".join(heal_problems + restored.left)]
+                if heal_problems or restored.left
+                else []
             )
+        )
+        if folder is None:
+            _keep_evidence(
+                request, pbs, nemesis=nemesis, since=since, transcript=transcript, why=TEARDOWN_ERROR, error=message
+            )
+        else:
+            with (folder / "failure.txt").open("a") as fh:
+                fh.write(f"\n{TEARDOWN_ERROR}:\n{message}\n")
+        pytest.fail(message, pytrace=False)
+
+
+def _evidence_folder(request: pytest.FixtureRequest) -> Path:
+    name = collect.folder_name(request.node.nodeid)
+    if DEFECT_KEY in request.node.stash or attempt_of(request.node) > 1:
+        name += f"-attempt{attempt_of(request.node)}"  # each attempt keeps its own evidence
+    return evidence_root(request.config) / name
+
+
+TEARDOWN_ERROR = "teardown error (the harness's baseline restore or leak check)"
+
+
+def _describe(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}"
+
+
+def _is_hang(exc: BaseException) -> bool:
+    """A command that did not finish (transport's TimeoutError, or a wait's): what the hosts were doing."""
+    return isinstance(exc, (TimeoutError, WaitTimeout))
+
+
+def _keep_evidence(
+    request: pytest.FixtureRequest,
+    pbs: Pbs,
+    *,
+    nemesis: Nemesis,
+    since: datetime,
+    transcript: list[tuple[datetime, CommandResult]],
+    why: str,
+    error: str,
+    hang: bool = False,
+    state_taken: bool = False,
+) -> Path:
+    """The evidence folder (state, logs since the test began, transcript, fault log, timeline, page);
+    `error` is the teardown error when that is why; after a command that hung, each host's processes
+    and the server log's tail (collect.capture_hang)."""
+    inv, reports = pbs.cluster.inventory, outcome.reports(request.node)
+    folder = _evidence_folder(request)
+    commands = list(transcript)  # what the test and teardown ran, without the collection's reads
+    if not state_taken:
+        collect.capture_state(pbs.cluster, folder)
+    if hang:
+        collect.capture_hang(pbs.cluster, folder)
+    logs = collect.capture_logs(pbs.cluster, folder, since)
+    longrepr = "\n".join(str(r.longrepr) for r in reports.values() if r.failed or hasattr(r, "wasxfail"))
+    longrepr = "\n".join(x for x in (longrepr or request.node.stash.get(DEFECT_KEY, ""), error) if x)
+    collect.write_summary(folder, request.node.nodeid, since, longrepr, cluster=binding.cluster_name(inv), why=why)
+    collect.write_transcript(folder / "transcript.txt", commands, failing=error if hang else "")
+    nemesis.log.write(folder / "faults.txt")
+    entries = timeline.merge(
+        timeline.from_commands(commands),
+        timeline.from_faults(nemesis.log.events),
+        timeline.from_logs(logs[0]),
+        timeline.from_accounting(logs[1], pbs.cluster.server.name),
+    )
+    timeline.write(folder / "timeline.txt", entries, since)
+    page.write(folder, request.node.nodeid, why, binding.cluster_name(inv) or "", entries)
+    request.node.user_properties.append(("evidence", str(folder)))
+    request.config.stash.setdefault(EVIDENCE_KEY, []).append(str(folder))
+    return folder
 
 
 def _evidence_reason(item: pytest.Item) -> str:

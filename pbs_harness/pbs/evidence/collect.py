@@ -29,8 +29,9 @@ def folder_name(nodeid: str) -> str:
 LOG_READ = re.compile(r"^cat .*/(server_logs|sched_logs|mom_logs|comm_logs|server_priv/accounting)/")
 
 
-def write_transcript(path: Path, results: Sequence[tuple[datetime, CommandResult]]) -> None:
-    """Each command with the wall-clock time it started (its end minus its duration), its output."""
+def write_transcript(path: Path, results: Sequence[tuple[datetime, CommandResult]], failing: str = "") -> None:
+    """Each command with the wall-clock time it started (its end minus its duration), its output;
+    `failing`: the command that never ended (a timeout has no result to record), last."""
     with path.open("w") as fh:
         fh.write("# each command: [start time, wall clock] [user@host] command, then rc and duration, then output\n")
         for ended, r in results:
@@ -47,6 +48,8 @@ def write_transcript(path: Path, results: Sequence[tuple[datetime, CommandResult
                 fh.write(r.stdout if r.stdout.endswith("\n") else r.stdout + "\n")
             if r.stderr:
                 fh.write("# stderr:\n" + r.stderr + ("" if r.stderr.endswith("\n") else "\n"))
+        if failing:
+            fh.write(f"# the command that did not end (no result recorded):\n# {failing}\n")
 
 
 def capture_state(cluster: Cluster, folder: Path) -> None:
@@ -72,6 +75,31 @@ def capture_state(cluster: Cluster, folder: Path) -> None:
             found[name] = f"could not collect: {exc}"
     (folder / "starters.json").write_text(json.dumps(found, indent=2) + "\n")
     capture_job_output(cluster, folder)
+
+
+# What a host was doing when a command on it hung: each process, its state and the kernel function it
+# sleeps in (wchan).
+PS = "ps -eo pid,ppid,stat,etime,wchan:20,args"
+
+
+def capture_hang(cluster: Cluster, folder: Path) -> None:
+    """After a command that did not finish: every host's processes (hosts-ps/HOST.txt; the error names
+    the command, not always its host) and the tail of today's pbs_server log (server-log-tail.txt)."""
+    out = folder / "hosts-ps"
+    out.mkdir(parents=True, exist_ok=True)
+    for name, host in cluster.hosts.items():
+        try:
+            res = host.run(PS, timeout=30)
+            text = res.stdout + (f"# stderr:\n{res.stderr}" if res.stderr else "")
+        except Exception as exc:  # noqa: BLE001 - evidence is best effort
+            text = f"could not collect: {exc}\n"
+        (out / f"{name}.txt").write_text(text)
+    log = f"{cluster.pbs_home}/server_logs/{datetime.now():%Y%m%d}"
+    try:
+        text = cluster.server.run(f"tail -n 400 {log}", timeout=30).stdout
+    except Exception as exc:  # noqa: BLE001 - evidence is best effort
+        text = f"could not collect: {exc}\n"
+    (folder / "server-log-tail.txt").write_text(text)
 
 
 # The tail of each running job's stdout/stderr as the mom spools it: what a job's own tools said
