@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from pbs_harness.common.fanout import each
 from pbs_harness.remote.cluster import Cluster
 from pbs_harness.remote.transport import CommandError
 from pbs_harness.suite.faults import Nemesis
@@ -55,14 +56,15 @@ class JobFiles:
     def make_dir(self, path: str, user: str) -> None:
         """`mkdir -p path` as `user` wherever a job of the cluster may write (every host, or the client)."""
         everywhere = [self.cluster.client.name] if self.shared else list(self.cluster.hosts)
-        for name in everywhere:
-            self.cluster.hosts[name].check(["mkdir", "-p", path], user=user)
+        each(everywhere, lambda name: self.cluster.hosts[name].check(["mkdir", "-p", path], user=user))
 
     def read_each(self, path: str, hosts: Iterable[str] | None = None) -> dict[str, str | None]:
         """Host -> the file's text there (None: no such file), for every host `hosts()` gives."""
+        names = self.hosts(hosts)
         found: dict[str, str | None] = {}
-        for name in self.hosts(hosts):
-            res = self.cluster.hosts[name].run(["cat", "--", path])
+        # The hosts read at once (pbs_harness.common.fanout); the copies kept in the hosts' order.
+        results = each(names, lambda name: self.cluster.hosts[name].run(["cat", "--", path]))
+        for name, res in zip(names, results, strict=True):
             if not res.ok and NO_SUCH_FILE not in res.stderr:
                 raise CommandError(res)
             found[name] = res.stdout if res.ok else None
@@ -86,12 +88,14 @@ class JobFiles:
             return
         everywhere = [self.cluster.client.name] if self.shared else list(self.cluster.hosts)
         out = self.nemesis.out_of_reach() if self.nemesis else set()
+        now = []
         for name in everywhere:
             host = self.cluster.hosts[name]
             if name in out and self.nemesis is not None:
                 self.nemesis.when_healed(f"removing {' '.join(paths)} on {name}", lambda h=host: _rm(h, paths))
             else:
-                _rm(host, paths)
+                now.append(host)
+        each(now, lambda host: _rm(host, paths))
 
 
 def _rm(host, paths: tuple[str, ...]) -> None:

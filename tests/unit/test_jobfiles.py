@@ -260,3 +260,33 @@ def test_the_startup_kits_report_holds_the_task_lines_of_every_host_once() -> No
         assert_reach(kit.report("rs0", timeout=1), "1.h1", ["h2", "h3"], {h: h for h in HOSTS})
     kit.cleanup()
     assert not any(c.hosts[h].disk for h in HOSTS)
+
+
+# --- the hosts at once -------------------------------------------------------------------------
+
+
+def test_separate_homes_are_made_read_and_removed_on_every_host_at_once() -> None:
+    """Each fake host waits at a barrier of 3 before it answers: the three hosts' commands must be
+    running together (one after another, the barrier breaks after its 5 s). Every host's copy is still
+    read, in the hosts' order, and each one's own text kept."""
+    import threading
+
+    c = cluster(shared=False)
+    barrier = threading.Barrier(len(HOSTS), timeout=5)
+    for host in c.hosts.values():
+        plain = host.run
+
+        def waiting(cmd, *, _plain=plain, **kwargs):
+            barrier.wait()
+            return _plain(cmd, **kwargs)
+
+        host.run = waiting
+    files = JobFiles(c)
+    files.make_dir("/home/u/t", "u")
+    assert all(h.disk == {"/home/u/t": "<dir>"} for h in c.hosts.values())
+    c.hosts["h3"].disk["/home/u/t/pids"] = "h3 7\n"
+    c.hosts["h1"].disk["/home/u/t/pids"] = "h1 5\n"
+    assert files.read_each("/home/u/t/pids") == {"h1": "h1 5\n", "h2": None, "h3": "h3 7\n"}
+    assert files.read("/home/u/t/pids") == "h1 5\nh3 7\n"
+    files.remove("/home/u/t")
+    assert all(h.disk == {} for h in c.hosts.values())
