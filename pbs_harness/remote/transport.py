@@ -3,8 +3,9 @@
 A command is a string (run by bash on the host) or an argv list (quoted here). `run` never
 raises on a non-zero exit; `check` does. Connections are reused and re-opened after a broken
 transport (host crashed and booted): a command that never reached the host is sent once more; one
-whose connection died while it ran is an UnreachableError at once, never sent again (it may have
-acted). Every command can be recorded in a transcript.
+whose connection died while it ran is made again once when it only reads (qstat, pbsnodes, qmgr
+list...; the lost attempt is in the transcript), else an UnreachableError at once, never sent again
+(it may have acted). Every command can be recorded in a transcript.
 
 Commands run as root. When the login account is not root and the target says `become` (the
 inventory's ansible_become, as on cloud images), each command is wrapped in `sudo -n`.
@@ -13,6 +14,7 @@ inventory's ansible_become, as on cloud images), each command is wrapped in `sud
 from __future__ import annotations
 
 import os
+import re
 import select
 import shlex
 import subprocess
@@ -255,8 +257,23 @@ class RemoteHost:
                 if attempt == 2:
                     raise UnreachableError(f"{self.name}: cannot run `{text}`: {exc}") from exc
             except _LostWhileRunning as exc:
-                # Never sent again: it may have acted (a qsub twice is two jobs).
                 self._drop_if_dead(client)
+                if attempt == 1 and reads_only(text):
+                    # A read changes nothing on the host, so it is made again on a new connection; the
+                    # lost attempt stays in the transcript. Anything else is never sent twice: it may
+                    # have acted (a qsub twice is two jobs).
+                    lost = CommandResult(
+                        self.name,
+                        text,
+                        -1,
+                        "",
+                        f"connection lost while it ran ({exc}); read again on a new connection",
+                        who,
+                        time.monotonic() - start,
+                    )
+                    for record in self.recorders:
+                        record(lost)
+                    continue
                 raise UnreachableError(
                     f"{self.name}: the connection was lost while `{text}` ran (it may have acted): {exc}",
                     "check that the host is up (a fault the test injected may have taken it down)",
@@ -282,6 +299,21 @@ class RemoteHost:
         if not result.ok:
             raise CommandError(result)
         return result
+
+
+# Commands that only read (the harness's state reads: qstat/pbsnodes/pbs_rstat -F json, qmgr list/print,
+# files): safe to make again when the connection died under them. Anything with a shell operator is not.
+_READERS = frozenset({"qstat", "pbsnodes", "pbs_rstat", "tracejob", "cat", "ls", "stat", "test", "head", "tail"})
+_QMGR_READ = re.compile(r"^-c\s+'?(list|print)\s")
+
+
+def reads_only(text: str) -> bool:
+    """Whether a command line only reads: a known reader, or qmgr listing/printing, with no shell operator."""
+    if re.search(r"[;&|<>`$(){}\n]", text):
+        return False
+    program, _, args = text.strip().partition(" ")
+    name = program.rsplit("/", 1)[-1]
+    return name in _READERS or (name == "qmgr" and bool(_QMGR_READ.match(args.strip())))
 
 
 class _NotSent(Exception):
@@ -328,7 +360,8 @@ def _exec(client: paramiko.SSHClient, cmd: str, timeout: float, stdin: str | Non
                 # handles them back to back): that is the command's normal end, read to it above.
                 if chan.eof_received:
                     continue
-                raise _LostWhileRunning("the channel closed before the command's end")
+                why = "the connection ended" if not transport.is_active() else "the host closed the channel"
+                raise _LostWhileRunning(f"{why} before the command's end (no EOF)")
             if time.monotonic() > deadline:
                 raise TimeoutError(f"`{cmd}` did not finish within {timeout}s")
             select.select([chan], [], [], 0.005)  # wakes on data, stderr or EOF (not on exit status)

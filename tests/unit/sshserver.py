@@ -1,7 +1,7 @@
 """A small SSH server on loopback for the SSH-route tests (tests/unit/test_ssh_routes.py).
 
 It is a real SSH server (paramiko's server side), not a fake of a host: it accepts one public key,
-answers each command with `ran: COMMAND` on stdout and exit status 0 (one starting with `hold` only
+answers each command with `ran: COMMAND` on stdout and exit status 0 (one with a word `hold` only
 after the test sets `release`; `refuse_sessions` and `drop_connections` play a busy or a crashed
 host), and, when it may forward, opens the TCP connections a client asks for (direct-tcpip: what
 `ssh -W` and ProxyJump use) and relays them. It records the commands it ran and the forwards it
@@ -53,7 +53,7 @@ class _Handler(paramiko.ServerInterface):
                 channel.settimeout(10)
                 while channel.recv(65536):  # the client's stdin, to its end (the harness always closes it)
                     pass
-                if text.startswith("hold"):  # answered only once the test releases it (or never)
+                if "hold" in text.split():  # answered only once the test releases it (or never)
                     self.server.held.set()
                     self.server.release.wait(60)
                 channel.sendall(f"ran: {text}\n".encode())

@@ -156,3 +156,47 @@ def test_eof_and_close_arriving_together_are_a_normal_end() -> None:
 
     assert transport_mod._exec(Client(), "qstat -Qf -F json", 5, None) == (0, "", "")  # type: ignore[arg-type]
     assert chan.sent
+
+
+def test_a_read_whose_connection_dies_is_read_again_and_the_loss_is_recorded(client_key: Path, tmp_path: Path) -> None:
+    with SSHServer(client_key.with_suffix(".pub").read_text()) as server:
+        remote = remote_to(server, client_key, tmp_path)
+        seen: list[object] = []
+        remote.recorders.append(seen.append)
+        try:
+            assert remote.run("id -un").ok
+            results: list[object] = []
+            runner = threading.Thread(target=lambda: results.append(remote.run("/opt/pbs/bin/qstat -Bf hold")))
+            runner.start()
+            assert server.held.wait(10)
+            server.drop_connections()
+            server.release.set()  # the read made again is answered
+            runner.join(20)
+            assert [getattr(r, "stdout", r) for r in results] == ["ran: /opt/pbs/bin/qstat -Bf hold\n"]
+            assert server.record.commands.count("/opt/pbs/bin/qstat -Bf hold") == 2
+            lost = [r for r in seen if getattr(r, "rc", 0) == -1]
+            assert len(lost) == 1
+            assert "connection lost while it ran" in lost[0].stderr  # type: ignore[attr-defined]
+        finally:
+            server.release.set()
+            remote.close()
+
+
+@pytest.mark.parametrize(
+    ("line", "reads"),
+    [
+        ("/opt/pbs/bin/qstat -Bf -F json", True),
+        ("/opt/pbs/bin/qmgr -c 'list hook'", True),
+        ("/opt/pbs/bin/qmgr -c 'print server'", True),
+        ("/opt/pbs/bin/pbsnodes -av -F json", True),
+        ("cat /var/spool/pbs/mom_priv/config", True),
+        ("/opt/pbs/bin/qmgr -c 'set server scheduling=true'", False),
+        ("/opt/pbs/bin/qsub -l select=1 job.sh", False),
+        ("/opt/pbs/bin/qdel 12", False),
+        ("cat /etc/x > /etc/y", False),
+        ("ls /tmp; rm -rf /tmp/x", False),
+        ("systemctl restart pbs", False),
+    ],
+)
+def test_only_reads_are_made_again(line: str, reads: bool) -> None:
+    assert transport_mod.reads_only(line) is reads
