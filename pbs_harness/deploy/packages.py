@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from pbs_harness import hosts
 from pbs_harness.common.errors import PreconditionError, UsageError
 from pbs_harness.deploy import openpbs_build, openpbs_source
 from pbs_harness.localcluster.containers import images
@@ -18,9 +19,14 @@ from pbs_harness.localcluster.containers import images
 Report = Callable[[str], None]
 
 
+def _installs_packages(flavour: str) -> bool:
+    """The hosts of the kind `flavour` install OpenPBS packages (a capability of the kind, not its name)."""
+    return hosts.get_kind_class(flavour).installs_openpbs_packages
+
+
 def check_wanted(flavour: str, openpbs: str | None) -> None:
     """--openpbs is for system hosts: a bad command line, said as one before the root check."""
-    if flavour != "system" and openpbs:
+    if openpbs and not _installs_packages(flavour):
         raise UsageError(
             "--openpbs is for system hosts: namespace hosts run this machine's /opt/pbs",
             "add --flavour system, or leave --openpbs out",
@@ -32,7 +38,7 @@ def for_cluster(flavour: str, image: str, openpbs: str | None, recorded: str | N
     cached for) the `openpbs` the command line names, else the cluster's `recorded` packages; None for
     namespace hosts (they run this machine's /opt/pbs)."""
     check_wanted(flavour, openpbs)
-    if flavour != "system":
+    if not _installs_packages(flavour):
         return None
     if not openpbs:
         if recorded:

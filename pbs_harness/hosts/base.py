@@ -68,6 +68,10 @@ class HostKind(ABC):
     # The hosts run on this machine: their processes, network namespaces and addresses are this
     # machine's to inspect (pids(), a partition seen from here).
     runs_here: ClassVar[bool] = False
+    # The hosts of a local cluster of this kind install OpenPBS from packages into a root of their own
+    # (`up --openpbs`), and a mutant is put into each host's root: asked by deploy/packages.py and
+    # deploy/mutants/hosts.py instead of comparing the kind's name.
+    installs_openpbs_packages: ClassVar[bool] = False
     # The faults this kind can inject, and how each acts (for the fault log, Jepsen's history).
     FAULTS: ClassVar[frozenset[str]] = frozenset()
     MECHANISMS: ClassVar[Mapping[str, str]] = {}

@@ -28,6 +28,7 @@ from pbs_harness.localcluster.spec import ClusterSpec
 
 class SystemHost(LocalHostBase):
     NAME = "system"
+    installs_openpbs_packages = True
     MECHANISMS: ClassVar[Mapping[str, str]] = {
         "crash": "freeze the container's freezer cgroup, SIGKILL every member (systemd, nspawn included), thaw",
         "boot": "systemd-nspawn --boot on the kept root: systemd starts sshd and pbs.service",

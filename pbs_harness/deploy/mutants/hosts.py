@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from pbs_harness import hosts
 from pbs_harness.common.errors import PreconditionError
 from pbs_harness.localcluster import state, system_host
 
@@ -41,7 +42,7 @@ def of(state_dir: Path) -> Roots:
             f"no local cluster is recorded in {state_dir}",
             "bring one up: pbs-harness up --flavour system --openpbs SOURCE --state-dir DIR ...",
         )
-    if st.flavour != "system":
+    if not hosts.get_kind_class(st.flavour).installs_openpbs_packages:
         raise PreconditionError(
             f"the cluster of {state_dir} has {st.flavour} hosts; a mutant is put into each host's own root",
             "use system hosts: pbs-harness up --flavour system --openpbs SOURCE",
