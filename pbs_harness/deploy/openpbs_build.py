@@ -175,8 +175,9 @@ def _unzip(path: Path, folder: Path) -> None:
                     shutil.copyfileobj(src, dst)
 
 
-def _unpack_source(source: Source, into: Path) -> Path:
-    """The source tree to build: a tree as it is, an archive unpacked (its one top folder stripped)."""
+def unpack_source(source: Source, into: Path) -> Path:
+    """The source tree to build: a tree as it is, an archive unpacked (its one top folder stripped).
+    Also the mutant build tree's unpacking (deploy/mutants/buildtree.py): one rule for both."""
     if source.form == "tree":
         return source.path
     into.mkdir(parents=True)
@@ -202,7 +203,7 @@ def _build(source: Source, layer: images.Layer, folder: Path, progress: Progress
     log = folder.parent / f"{folder.name}.build.log"
     log.unlink(missing_ok=True)
     try:
-        tree = _unpack_source(source, work / "src")
+        tree = unpack_source(source, work / "src")
         out = work / "out"
         out.mkdir()
         progress(

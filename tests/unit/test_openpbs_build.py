@@ -22,6 +22,7 @@ import pytest
 
 from pbs_harness.common.errors import PreconditionError
 from pbs_harness.deploy import openpbs_build
+from pbs_harness.deploy.mutants import buildtree
 from pbs_harness.deploy.openpbs_build import NO_WERROR, RPM_MACROS, BuildFailed, PackageSet
 from pbs_harness.deploy.openpbs_source import BUILD_SCRIPT, PROVENANCE_FILE, Provenance, Source, judge
 from pbs_harness.localcluster.containers import images, nspawn
@@ -199,12 +200,23 @@ def test_a_source_is_built_in_the_builder_layer_and_recorded(
 
 def test_an_archive_is_unpacked_without_its_top_folder_and_a_tree_is_built_where_it_is(tmp_path: Path) -> None:
     source = judge(make_source_archive(tmp_path / "openpbs-x.tar.gz"))
-    tree = openpbs_build._unpack_source(source, tmp_path / "src")
+    tree = openpbs_build.unpack_source(source, tmp_path / "src")
     assert tree == tmp_path / "src" / "openpbs-x"
     assert (tree / "configure.ac").is_file()
     tree_source = Source(tmp_path / "src" / "openpbs-x", "tree", "0" * 64)
-    assert openpbs_build._unpack_source(tree_source, tmp_path / "unused") == tree_source.path
+    assert openpbs_build.unpack_source(tree_source, tmp_path / "unused") == tree_source.path
     assert not (tmp_path / "unused").exists()
+
+
+def test_the_mutant_build_tree_unpacks_an_archive_by_the_same_rule(tmp_path: Path) -> None:
+    """deploy/mutants/buildtree.py unpacks with unpack_source (one rule, duplicates D1): its tree is the
+    archive's top folder's content, writable, and the unpacking folder is gone; a tree is copied."""
+    source = judge(make_source_archive(tmp_path / "openpbs-x.tar.gz"))
+    buildtree._unpack(source, tmp_path / "mut" / "src")
+    assert (tmp_path / "mut" / "src" / "configure.ac").is_file()
+    assert sorted(p.name for p in (tmp_path / "mut").iterdir()) == ["src"]
+    buildtree._unpack(Source(tmp_path / "mut" / "src", "tree", "0" * 64), tmp_path / "copy")
+    assert (tmp_path / "copy" / "configure.ac").is_file()
 
 
 @contextlib.contextmanager

@@ -24,14 +24,13 @@ import filecmp
 import json
 import shlex
 import shutil
-import tarfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from pbs_harness.common import safetar
 from pbs_harness.common.errors import HarnessError, PreconditionError
+from pbs_harness.deploy import openpbs_build
 from pbs_harness.deploy.openpbs_source import Source
 from pbs_harness.localcluster.containers import images
 
@@ -150,17 +149,14 @@ def ensure(source: Source, version: str, dist: images.Distribution, progress: Pr
 
 
 def _unpack(source: Source, into: Path) -> None:
+    """The source, writable at `into` (make builds in the tree): a tree copied, an archive unpacked
+    as the package build unpacks it (openpbs_build.unpack_source)."""
     if source.form == "tree":
         shutil.copytree(source.path, into, symlinks=True)
         return
     tmp = into.parent / ".unpack"
     shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir()
-    with tarfile.open(source.path) as tar:
-        safetar.extract(tar, tmp)
-    tops = [p for p in tmp.iterdir()]
-    top = tops[0] if len(tops) == 1 and tops[0].is_dir() else tmp
-    top.rename(into)
+    openpbs_build.unpack_source(source, tmp).rename(into)
     shutil.rmtree(tmp, ignore_errors=True)
 
 
