@@ -200,7 +200,7 @@ class RemoteHost:
             where = f"{target.hostname or target.address}:{target.port}"
             raise UnreachableError(
                 f"cannot reach {self.name} ({where}{'' if target.through == 'directly' else ', ' + target.through})"
-                f": {exc or type(exc).__name__}{said}",
+                f": {_said(exc)}{said}",
                 "check the host is up and its inventory connection variables (and ~/.ssh/config: "
                 f"`ssh -G {target.address}` shows what OpenSSH makes of them)",
             ) from exc
@@ -316,6 +316,12 @@ def reads_only(text: str) -> bool:
     return name in _READERS or (name == "qmgr" and bool(_QMGR_READ.match(args.strip())))
 
 
+def _said(exc: BaseException) -> str:
+    """An exception as a message: its text, or its type when it has none (paramiko's EOFError() of a
+    connection that ended has no text; an exception object is always truthy, its text may be empty)."""
+    return str(exc) or type(exc).__name__
+
+
 class _NotSent(Exception):
     """The command never reached the host (no connection, or its channel could not be opened)."""
 
@@ -337,7 +343,7 @@ def _exec(client: paramiko.SSHClient, cmd: str, timeout: float, stdin: str | Non
     try:
         chan = transport.open_session(timeout=10)
     except (paramiko.SSHException, EOFError, ConnectionError) as exc:
-        raise _NotSent(f"opening a channel: {exc or type(exc).__name__}") from exc
+        raise _NotSent(f"opening a channel: {_said(exc)}") from exc
     try:
         try:
             chan.exec_command(cmd)
@@ -345,7 +351,7 @@ def _exec(client: paramiko.SSHClient, cmd: str, timeout: float, stdin: str | Non
                 chan.sendall(stdin.encode())
             chan.shutdown_write()
         except (paramiko.SSHException, EOFError, ConnectionError, OSError) as exc:
-            raise _LostWhileRunning(f"sending it: {exc or type(exc).__name__}") from exc
+            raise _LostWhileRunning(f"sending it: {_said(exc)}") from exc
         out, err = bytearray(), bytearray()
         deadline = time.monotonic() + timeout
         while True:

@@ -19,6 +19,7 @@ from pathlib import Path
 from pbs_harness.pbs.evidence import starters
 from pbs_harness.pbs.substates import PRERUN
 from pbs_harness.remote.cluster import Cluster
+from pbs_harness.remote.transport import RemoteHost
 
 # docs/suites/reliable_startup.md, "OpenPBS defects found"
 STARTER_HALF_READ = (
@@ -78,6 +79,21 @@ def _prerun_primaries(cluster: Cluster, before: frozenset[str]) -> dict[str, lis
         if job_id not in before and job.get("substate") == PRERUN and job.get("exec_host"):
             by_host.setdefault(str(job["exec_host"]).split("/", 1)[0], []).append(job_id)
     return by_host
+
+
+def stuck_starter_on(host: RemoteHost, younger_than: float) -> str | None:
+    """The starter race seen on `host` in a starter forked less than `younger_than` seconds ago (one
+    of the caller's own jobs: a starter left from an earlier attempt's job is older), or None. The
+    signature is final: a starter blocked reading a name's bytes as a size never gets them, so a wait
+    can end at once on it (`StartupKit.started`) instead of at its timeout."""
+    stuck = [
+        s
+        for s in starters.stuck_reading_failed_host_names(starters.starters(host))
+        if s.age is not None and s.age < younger_than
+    ]
+    if not stuck:
+        return None
+    return f"{STARTER_HALF_READ}. Observed on {host.name}: starter {'; '.join(s.describe() for s in stuck)}"
 
 
 def _stuck_starter(cluster: Cluster, before: frozenset[str]) -> str | None:

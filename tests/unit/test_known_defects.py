@@ -85,6 +85,8 @@ def test_proc_reader_sees_a_starter_blocked_in_a_half_read_size() -> None:
         starter = starters.Starter(**found[0])
         assert starter.blocked_reading_pipe, starter
         assert starter.read_count == 1, starter
+        assert starter.age is not None, starter
+        assert 0 <= starter.age < 30, starter  # forked by this test
         assert starters.stuck_reading_failed_host_names([starter]) == [starter]
     finally:
         # Closing stdin makes the parent end and reap its child; the group kill is for whatever of
@@ -157,10 +159,10 @@ def test_without_retries_a_diagnosed_timeout_fails_naming_the_defect_and_others_
 
 
 def test_a_diagnosed_timeout_on_every_attempt_fails_as_a_possible_regression(tmp_path: Path) -> None:
-    out = _child_session(tmp_path, CHILD_CONFTEST, CHILD_TEST)  # default: two attempts more
+    out = _child_session(tmp_path, CHILD_CONFTEST, CHILD_TEST)  # default: four attempts more
     assert "2 failed" in out, out
     assert "FAILED test_child.py::test_wait[stuck]" in out, out
-    assert 'the "intermittent" OpenPBS defect happened on 3 of 3 attempts' in out, out
+    assert 'the "intermittent" OpenPBS defect happened on 5 of 5 attempts' in out, out
     assert "may be a regression" in out, out
 
 
@@ -247,7 +249,9 @@ def test_a_test_that_met_the_race_runs_once_more_and_its_verdict_is_the_second_a
 def test_three_attempts_that_all_meet_the_race_fail(tmp_path: Path) -> None:
     (tmp_path / "race").touch()
     (tmp_path / "race-always").touch()
-    out = _child(tmp_path, "-p", "pbs_harness.conformance.recorder", "--results-json", "results.json")
+    out = _child(
+        tmp_path, "-p", "pbs_harness.conformance.recorder", "--results-json", "results.json", "--defect-retries", "2"
+    )
     assert "1 failed" in out, out
     assert "xfail" not in out.lower(), out
     said = 'the "intermittent" OpenPBS defect happened on 3 of 3 attempts (each on a fresh job), so it may be a'
@@ -464,3 +468,17 @@ def test_pytest_html_durations_round_the_whole_time(seconds: float, shown: str) 
     from pbs_harness.suite.parallel.binding import html_duration
 
     assert html_duration(seconds) == shown
+
+
+def test_a_stuck_starter_older_than_the_attempt_is_not_its_diagnosis() -> None:
+    # Faked: the host's /proc (the script's output). Real: the signature and the age rule that keeps a
+    # starter left by an earlier attempt's job from ending a later attempt early.
+    stuck = {"pid": 9, "ppid": 1, "wchan": "pipe_read", "syscall": "0", "read_fd": 33,
+             "read_target": "pipe:[7]", "read_count": 1714710881}  # fmt: skip
+    assert defects.stuck_starter_on(_StarterHost("pbshx01", [{**stuck, "age": 40.0}]), younger_than=30) is None
+    seen = defects.stuck_starter_on(_StarterHost("pbshx01", [{**stuck, "age": 12.0}]), younger_than=30)
+    assert seen is not None
+    assert seen.startswith(defects.STARTER_HALF_READ), seen
+    assert "Observed on pbshx01: starter pid 9 (parent 1) in pipe_read, forked 12s ago" in seen, seen
+    waiting = _StarterHost("pbshx01", [{**stuck, "age": 12.0, "read_count": 8}])  # an ordinary wait for a size
+    assert defects.stuck_starter_on(waiting, younger_than=30) is None

@@ -158,6 +158,25 @@ def test_eof_and_close_arriving_together_are_a_normal_end() -> None:
     assert chan.sent
 
 
+def test_a_channel_refused_with_an_exception_without_text_names_its_type() -> None:
+    """CI (28 Nov) printed `cannot run ...: opening a channel:` and nothing after: paramiko raised an
+    exception with no text (EOFError() of an ended connection). Faked: the transport; real: _exec."""
+
+    class Transport:
+        def is_active(self) -> bool:
+            return True
+
+        def open_session(self, timeout: float) -> None:
+            raise EOFError
+
+    class Client:
+        def get_transport(self) -> Transport:
+            return Transport()
+
+    with pytest.raises(transport_mod._NotSent, match=r"^opening a channel: EOFError$"):
+        transport_mod._exec(Client(), "qstat -Qf -F json", 5, None)  # type: ignore[arg-type]
+
+
 def test_a_read_whose_connection_dies_is_read_again_and_the_loss_is_recorded(client_key: Path, tmp_path: Path) -> None:
     with SSHServer(client_key.with_suffix(".pub").read_text()) as server:
         remote = remote_to(server, client_key, tmp_path)

@@ -16,8 +16,10 @@ from pbs_harness.remote.transport import RemoteHost
 # Runs on the host (python3 is there for pbs_python). Starters are pbs_mom processes whose
 # parent is pbs_mom.
 _SCRIPT = r"""
-import json, os, platform
+import json, os, platform, time
 READ = {"x86_64": 0, "aarch64": 63}.get(platform.machine())
+BOOT = next(int(line.split()[1]) for line in open("/proc/stat") if line.startswith("btime"))
+HZ = os.sysconf("SC_CLK_TCK")
 def comm(pid):
     try:
         return open(f"/proc/{pid}/comm").read().strip()
@@ -26,14 +28,16 @@ def comm(pid):
 out = []
 for pid in filter(str.isdigit, os.listdir("/proc")):
     try:
-        ppid = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[1]
+        stat = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+        ppid = stat[1]
         if comm(pid) != "pbs_mom" or comm(ppid) != "pbs_mom":
             continue
         wchan = open(f"/proc/{pid}/wchan").read().strip()
         call = open(f"/proc/{pid}/syscall").read().split()
     except (OSError, IndexError):
         continue
-    state = {"pid": int(pid), "ppid": int(ppid), "wchan": wchan, "syscall": call[0] if call else ""}
+    age = round(time.time() - (BOOT + int(stat[19]) / HZ), 1)  # stat field 22, starttime
+    state = {"pid": int(pid), "ppid": int(ppid), "wchan": wchan, "syscall": call[0] if call else "", "age": age}
     if READ is not None and call and call[0] == str(READ) and len(call) >= 4:
         fd, count = int(call[1], 16), int(call[3], 16)
         try:
@@ -55,6 +59,7 @@ class Starter:
     read_fd: int | None = None
     read_target: str | None = None
     read_count: int | None = None
+    age: float | None = None  # seconds since the starter was forked, by the host's clock
 
     @property
     def blocked_reading_pipe(self) -> bool:
@@ -62,6 +67,8 @@ class Starter:
 
     def describe(self) -> str:
         where = f"pid {self.pid} (parent {self.ppid}) in {self.wchan or '?'}"
+        if self.age is not None:
+            where += f", forked {self.age:.0f}s ago"
         if self.read_count is not None:
             where += f", read(fd {self.read_fd} -> {self.read_target}, {self.read_count} bytes left)"
         return where
