@@ -330,6 +330,22 @@ class _LostWhileRunning(Exception):
     """The connection closed after the command was sent and before its end was seen."""
 
 
+def _send_eof(chan: paramiko.Channel) -> None:
+    """Channel.shutdown_write(), with the EOF sent while the channel's lock is held.
+
+    paramiko 5.1 builds the EOF under the lock and sends it after releasing it; the transport's thread,
+    waiting on that lock to handle the host's CLOSE (a command that ended at once), can send our CLOSE
+    in between, and then our EOF names a channel sshd has freed: OpenSSH drops the WHOLE connection
+    ("channel_by_id: 4: bad id: channel free", "Disconnecting user root ...: ieof packet referred to
+    nonexistent channel 4" in pbshc01's journal, 28 Nov 19:16:52, final run 1), cutting every other
+    thread's command on it. Holding the lock orders EOF before any CLOSE. (A rekey in that instant
+    makes the send wait for it, at most paramiko's 30 s clear_to_send_timeout.)"""
+    with chan.lock:
+        message = chan._send_eof()
+        if message is not None and chan.transport is not None:
+            chan.transport._send_user_message(message)
+
+
 def _exec(client: paramiko.SSHClient, cmd: str, timeout: float, stdin: str | None) -> tuple[int, str, str]:
     """Run cmd on a new channel; read stdout and stderr until EOF *and* the exit status arrived.
 
@@ -349,7 +365,7 @@ def _exec(client: paramiko.SSHClient, cmd: str, timeout: float, stdin: str | Non
             chan.exec_command(cmd)
             if stdin is not None:
                 chan.sendall(stdin.encode())
-            chan.shutdown_write()
+            _send_eof(chan)
         except (paramiko.SSHException, EOFError, ConnectionError, OSError) as exc:
             raise _LostWhileRunning(f"sending it: {_said(exc)}") from exc
         out, err = bytearray(), bytearray()

@@ -15,6 +15,7 @@ import threading
 import time
 from pathlib import Path
 
+import paramiko
 import pytest
 
 from pbs_harness.common.errors import UnreachableError
@@ -109,6 +110,11 @@ class _ChannelEndingBetweenChecks:
         self._eof_reads = 0
         self.closed = True
         self.sent = False
+        self.lock = threading.Lock()
+        self.transport = None
+
+    def _send_eof(self) -> None:
+        return None
 
     @property
     def eof_received(self) -> bool:
@@ -120,9 +126,6 @@ class _ChannelEndingBetweenChecks:
 
     def exec_command(self, cmd: str) -> None:
         self.sent = True
-
-    def shutdown_write(self) -> None:
-        pass
 
     def recv_ready(self) -> bool:
         return False
@@ -219,3 +222,41 @@ def test_a_read_whose_connection_dies_is_read_again_and_the_loss_is_recorded(cli
 )
 def test_only_reads_are_made_again(line: str, reads: bool) -> None:
     assert transport_mod.reads_only(line) is reads
+
+
+def test_our_eof_goes_out_before_a_close_the_transport_thread_sends_meanwhile() -> None:
+    """paramiko 5.1's shutdown_write() sends the EOF after releasing the channel's lock, so the transport
+    thread's CLOSE (handled under that lock) could go first, and OpenSSH drops the whole connection for an
+    EOF on a freed channel. Faked: the channel's messages (recorded, not sent); real: paramiko's Channel
+    lock and EOF bookkeeping, and _send_eof's order against a thread that sends CLOSE under the lock."""
+    sent: list[str] = []
+
+    class Transport:
+        def _send_user_message(self, message: object) -> None:
+            time.sleep(0.2)  # the transport thread, waiting for the lock, gets its turn if it is free
+            sent.append("EOF")
+
+    chan = paramiko.Channel(4)
+    chan.transport = Transport()  # type: ignore[assignment]
+    chan.active = True
+    ready = threading.Event()
+
+    def transport_thread_handles_close() -> None:
+        ready.wait()
+        with chan.lock:
+            sent.append("CLOSE")
+
+    closer = threading.Thread(target=transport_thread_handles_close)
+    closer.start()
+    original = chan._send_eof
+
+    def build_then_let_the_closer_run() -> object:
+        message = original()
+        ready.set()  # the host's CLOSE has arrived: the transport thread now wants the lock
+        time.sleep(0.05)
+        return message
+
+    chan._send_eof = build_then_let_the_closer_run  # type: ignore[method-assign]
+    transport_mod._send_eof(chan)
+    closer.join(5)
+    assert sent == ["EOF", "CLOSE"]
