@@ -37,7 +37,15 @@ def _is_worker(config: pytest.Config) -> bool:
     return hasattr(config, "workerinput")
 
 
+ACCEPTANCE_CSS = Path(__file__).with_name("acceptance.css")
+
+
+@pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
+    # Before pytest-html reads --css: its page wraps long failure text instead of scrolling sideways.
+    css = getattr(config.option, "css", None)
+    if isinstance(css, list) and str(ACCEPTANCE_CSS) not in css:
+        css.append(str(ACCEPTANCE_CSS))
     # The results file is written where the reports land: the session itself, or the controller of
     # a parallel run (its workers' reports carry what is read from the test items, see makereport).
     if not _is_worker(config) and not config.pluginmanager.has_plugin(PLUGIN_NAME):

@@ -31,7 +31,7 @@ COLOURS = {
 WEAK_COLOUR = "#8250df"
 
 CSS = """
-body{font-family:system-ui,sans-serif;margin:1.5rem 2rem;color:#1f2328;max-width:1340px}
+body{font-family:system-ui,sans-serif;margin:1.5rem 2rem;color:#1f2328;max-width:1340px;overflow-wrap:anywhere}
 h1{font-size:1.3rem;margin:0 0 .6rem} h2{margin-top:2rem} .meta{color:#57606a;margin:.1rem 0}
 .verdict{font-size:1.25rem;font-weight:600;padding:.7rem 1rem;border-radius:.4rem;margin:.4rem 0 1rem;
   border-left:.6rem solid}

@@ -51,3 +51,49 @@ def test_the_check_finds_links_that_do_not_resolve(tmp_path: Path, monkeypatch: 
         "t.html: link to a missing anchor: t.html#nowhere",
         "t.html: link leaves the report folder: https://example.org/",
     ]
+
+
+LONG_FAILURES = """
+import pytest
+
+ATTRS = {("Job_Name_" + str(i)): ("x" * 40 + str(i)) for i in range(30)}
+VNODE = "+".join(f"(pbshc{n:02d}:ncpus=1:mem=1048576kb)" for n in range(1, 60))
+
+
+@pytest.mark.spec("RJS-1")
+def test_job_array_pruned_per_subjob_in_prologue_with_a_very_long_name_that_goes_on_and_on_and_on():
+    assert VNODE == VNODE.replace("pbshc05", "pbshc06"), {"exec_vnode": VNODE, "attrs": ATTRS}
+
+
+@pytest.mark.spec("RJS-2")
+@pytest.mark.parametrize("shape", ["select=" + "+".join(["1:ncpus=1"] * 40)])
+def test_sister_failing_during_its_prologue_is_waited_for_then_pruned(shape):
+    print("log line: /var/spool/pbs/mom_logs/" + "a" * 600)
+    raise AssertionError("qstat -F json said " + str(ATTRS).replace(" ", ""))
+"""
+
+
+@pytest.mark.skipif(
+    shutil.which("chromium") is None, reason="chromium not found: apt-get install -y chromium (Debian's package)"
+)
+def test_failures_with_long_unbreakable_text_stay_within_1400_px(pytester: pytest.Pytester) -> None:
+    """CI failed on a run with 2 failing tests: acceptance.html was 1691 px wide (its TABLE). Fake failing
+    tests (no PBS: only their messages matter) whose node ids, messages and output carry long unbreakable
+    text go through the same report path (recorder + pytest-html, then write_report); every page the
+    check measures stays within 1400 px (before the fix: acceptance.html 12716 px, conformance.html 4664 px)."""
+    pytester.makepyfile(test_long=LONG_FAILURES)
+    out = pytester.path / "reports"
+    out.mkdir()
+    plugins = ("-p", "pbs_harness.conformance.recorder", "-p", "pbs_harness.suite.parallel.binding")
+    child = pytester.runpytest_subprocess(
+        *plugins, "-p", "no:cacheprovider", "--results-json", str(out / "results.json"),
+        "--html", str(out / "acceptance.html"), "--self-contained-html",
+    )  # fmt: skip
+    child.assert_outcomes(failed=2)
+    assert "a" * 600 in (out / "acceptance.html").read_text()  # shown whole, not cut
+    cli_test.write_report(out / "results.json", out)
+    check = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "check_report_render.py"), str(out / "conformance.html")],
+        capture_output=True, text=True, timeout=600, check=False,
+    )  # fmt: skip
+    assert check.returncode == 0, check.stdout + check.stderr
