@@ -13,6 +13,7 @@ import os
 import subprocess
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import paramiko
@@ -143,21 +144,27 @@ class _ChannelEndingBetweenChecks:
         os.close(self._w)
 
 
-def test_eof_and_close_arriving_together_are_a_normal_end() -> None:
-    chan = _ChannelEndingBetweenChecks()
+def _client_opening(open_session: Callable[[], object]) -> object:
+    """A fake SSHClient whose live transport opens a channel with `open_session()`."""
 
     class Transport:
         def is_active(self) -> bool:
             return True
 
-        def open_session(self, timeout: float) -> _ChannelEndingBetweenChecks:
-            return chan
+        def open_session(self, timeout: float) -> object:
+            return open_session()
 
     class Client:
         def get_transport(self) -> Transport:
             return Transport()
 
-    assert transport_mod._exec(Client(), "qstat -Qf -F json", 5, None) == (0, "", "")  # type: ignore[arg-type]
+    return Client()
+
+
+def test_eof_and_close_arriving_together_are_a_normal_end() -> None:
+    chan = _ChannelEndingBetweenChecks()
+    client = _client_opening(lambda: chan)
+    assert transport_mod._exec(client, "qstat -Qf -F json", 5, None) == (0, "", "")  # type: ignore[arg-type]
     assert chan.sent
 
 
@@ -165,19 +172,11 @@ def test_a_channel_refused_with_an_exception_without_text_names_its_type() -> No
     """CI (28 Nov) printed `cannot run ...: opening a channel:` and nothing after: paramiko raised an
     exception with no text (EOFError() of an ended connection). Faked: the transport; real: _exec."""
 
-    class Transport:
-        def is_active(self) -> bool:
-            return True
-
-        def open_session(self, timeout: float) -> None:
-            raise EOFError
-
-    class Client:
-        def get_transport(self) -> Transport:
-            return Transport()
+    def refuse() -> None:
+        raise EOFError
 
     with pytest.raises(transport_mod._NotSent, match=r"^opening a channel: EOFError$"):
-        transport_mod._exec(Client(), "qstat -Qf -F json", 5, None)  # type: ignore[arg-type]
+        transport_mod._exec(_client_opening(refuse), "qstat -Qf -F json", 5, None)  # type: ignore[arg-type]
 
 
 def test_a_read_whose_connection_dies_is_read_again_and_the_loss_is_recorded(client_key: Path, tmp_path: Path) -> None:
