@@ -14,6 +14,7 @@ assignment (the 'S' record and "pruned from exec_vnode=..."), so a pass proves t
 exercised, and names the failure in the primary mom's log.
 
 - test_failed_sisters.py: a sister failing before the start, pruned away (PTL t4, t5, t6)
+- test_starter_races.py: the two primary/starter races, each made to happen (gdb holds) and pinned
 - test_tolerance.py: tolerate_node_failures, every way of setting it, and what its value decides
 - test_increment_chunks.py: increment_chunks, the spec's examples; the early draft's API
 - test_release_nodes.py: release_nodes(keep_select) without failures, impossible, outside launch

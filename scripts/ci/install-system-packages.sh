@@ -4,14 +4,15 @@
 #   scripts/ci/install-system-packages.sh
 #
 # Programs and their packages: python3, make, sudo, ssh/sshd (OpenSSH), ip (iproute2), tini, iptables,
-# ps (procps), unzip and curl (OpenPBS release zips), python3-venv (ensurepip for `make venv`); for system
-# hosts (FLAVOUR=system): debootstrap (their image) and systemd-nspawn (systemd-container, their engine);
+# ps (procps), gdb (the interleaving faults, suite/faults/interleave.py: namespace hosts use this machine's),
+# unzip and curl (OpenPBS release zips), python3-venv (ensurepip for `make venv`); for system hosts
+# (FLAVOUR=system): debootstrap (their image) and systemd-nspawn (systemd-container, their engine);
 # chromium for bench/check_report_render.py (the reports rendered at 1400 px).
 set -euo pipefail
 
 need=()
 for pair in python3:python3 make:make sudo:sudo ssh:openssh-client sshd:openssh-server ip:iproute2 tini:tini \
-    iptables:iptables ps:procps unzip:unzip curl:curl debootstrap:debootstrap systemd-nspawn:systemd-container \
+    iptables:iptables ps:procps gdb:gdb unzip:unzip curl:curl debootstrap:debootstrap systemd-nspawn:systemd-container \
     chromium:chromium; do
   prog=${pair%%:*} pkg=${pair#*:}
   command -v "$prog" >/dev/null 2>&1 || [ -x "/usr/sbin/$prog" ] || need+=("$pkg")

@@ -53,7 +53,8 @@ DEFAULT_DISTRIBUTION = "debian-12"
 
 # What a minimal cloud VM of the distribution offers: systemd as PID 1, sshd, Python for Ansible
 # (python3-apt for its apt module), sudo, the network tools the harness's faults use, and a host
-# firewall that lets only SSH in (HOST_FIREWALL) until the roles open it to the cluster.
+# firewall that lets only SSH in (HOST_FIREWALL) until the roles open it to the cluster. gdb: the
+# interleaving faults (suite/faults/interleave.py) hold a PBS process at a chosen system call with it.
 HOST_PACKAGES = (
     "ufw",
     "systemd-sysv",
@@ -67,6 +68,7 @@ HOST_PACKAGES = (
     "iptables",
     "procps",
     "less",
+    "gdb",
 )
 
 # What ci/etc/build-pbs-packages.sh of the OpenPBS source needs on Debian (the Debian/Ubuntu list

@@ -199,7 +199,7 @@ class FaultAlreadyActive(RuntimeError):
 
 @dataclass
 class RejectHook:
-    """A temporary execjob hook that fails on some hosts: reject, raise, or sleep; heal deletes it."""
+    """A temporary execjob hook that fails on some hosts: reject, raise, raise late, or sleep; heal deletes it."""
 
     cluster: Cluster
     event: str
@@ -210,8 +210,8 @@ class RejectHook:
     target: str = field(init=False)
 
     def __post_init__(self) -> None:
-        if self.how not in ("reject", "exception", "sleep"):
-            raise ValueError(f"RejectHook how= must be reject, exception or sleep, not {self.how}")
+        if self.how not in ("reject", "exception", "late_exception", "sleep"):
+            raise ValueError(f"RejectHook how= must be reject, exception, late_exception or sleep, not {self.how}")
         self.kind = f"hook-{self.event}"
         self.target = ",".join(self.hosts)
         # One name per event and kind, so a begin fault and a prologue fault can be active together.

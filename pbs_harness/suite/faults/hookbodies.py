@@ -15,6 +15,9 @@ if here in {hosts!r}:
         e.reject("pbs-harness fault: rejected on %s" % here)
     elif "{how}" == "exception":
         raise RuntimeError("pbs-harness fault: exception on %s" % here)
+    elif "{how}" == "late_exception":
+        time.sleep({seconds})
+        raise RuntimeError("pbs-harness fault: exception on %s after {seconds} s" % here)
     else:
         time.sleep({seconds})
 e.accept()
@@ -22,5 +25,6 @@ e.accept()
 
 
 def failing_hook_body(hosts: tuple[str, ...], how: str, seconds: int) -> str:
-    """A hook body that rejects, raises, or sleeps `seconds` on the given hosts only."""
+    """A hook body that rejects, raises, raises after `seconds` (late_exception), or sleeps `seconds`, on
+    the given hosts only."""
     return FAILING_HOOK.format(hosts=sorted(hosts), how=how, seconds=int(seconds))
