@@ -1,9 +1,11 @@
 """moto's EC2 server on 127.0.0.1 for the cloud tests (test_cloud_moto.py, test_cloud_session_moto.py,
-test_cloud_faults_moto.py): started on a free port, fake credentials, and reachability.probe made a tripwire,
-since nothing may ever connect to an address moto hands out."""
+test_cloud_faults_moto.py, test_cloud_kill_moto.py): started on a free port, fake credentials, and
+reachability.probe made a tripwire, since nothing may ever connect to an address moto hands out; and the
+controller process of their own that the tests which kill or signal one start (start_child)."""
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 import sys
@@ -15,6 +17,8 @@ from pathlib import Path
 import pytest
 
 from pbs_harness.remote import reachability
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _free_port() -> int:
@@ -61,3 +65,22 @@ def use_moto(monkeypatch: pytest.MonkeyPatch, url: str, state_root: Path) -> Pat
 
     monkeypatch.setattr(reachability, "probe", no_probe)
     return state_root
+
+
+def start_child(script: str, marker: str, *args: str) -> tuple[subprocess.Popen[str], str]:
+    """`python -c script *args` from the project's root, in a session of its own (so its whole tree can be
+    frozen and killed), read until it prints `marker RUN_ID`: the process and that run id. A child that ends
+    before is an AssertionError with its exit status and its output."""
+    proc = subprocess.Popen(
+        [sys.executable, "-c", script, *args],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=ROOT, start_new_session=True,
+        env=dict(os.environ, PYTHONUNBUFFERED="1"),
+    )  # fmt: skip
+    assert proc.stdout is not None
+    said = []
+    for line in proc.stdout:  # ends when the child does: an early end fails below with its output
+        if line.startswith(f"{marker} "):
+            return proc, line.split()[1]
+        said.append(line)
+    proc.wait(timeout=30)
+    raise AssertionError(f"the child ended (exit {proc.returncode}) before printing {marker}:\n{''.join(said)}")

@@ -31,9 +31,9 @@ import pytest
 
 from pbs_harness.common import errors
 from tests.unit.badinput import run_cli
+from tests.unit.cloudmoto import ROOT, start_child
 from tests.unit.test_cloud_moto import IMAGE, NOTHING, OWNER, REGION, ec2, kill_tree, tagged
 
-ROOT = Path(__file__).resolve().parents[2]
 CALLBACKS = Path(__file__).resolve().parent / "ansible_callbacks"
 HARNESS = str(Path(sys.executable).parent / "pbs-harness")
 
@@ -142,19 +142,8 @@ def test_up_killed_while_it_deploys_leaves_nothing_once_swept(
     cloud: Path, moto: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     client = ec2(moto)
-    proc = subprocess.Popen(
-        [sys.executable, "-c", CHILD, REGION, IMAGE, OWNER, moto, str(cloud)],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=ROOT, start_new_session=True,
-        env=dict(os.environ, PYTHONUNBUFFERED="1"),
-    )  # fmt: skip
-    assert proc.stdout is not None
-    run_id = ""
+    proc, run_id = start_child(CHILD, "DEPLOYING", REGION, IMAGE, OWNER, moto, str(cloud))
     try:
-        for line in proc.stdout:  # ends when the child does: an early end fails below with its output
-            if line.startswith("DEPLOYING "):
-                run_id = line.split()[1]
-                break
-        assert run_id, f"the child ended (exit {proc.wait(timeout=30)}) before deploying"
         assert _status(cloud, run_id) == "deploying"
         assert _counts(client, run_id) == (2, 2, 1)
         kill_tree(proc)

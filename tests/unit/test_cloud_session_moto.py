@@ -15,7 +15,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -23,9 +22,8 @@ import pytest
 from pbs_harness.common import errors
 from pbs_harness.hosts.cloud import lifecycle, records, request
 from tests.unit.badinput import run_cli
+from tests.unit.cloudmoto import start_child
 from tests.unit.test_cloud_moto import IMAGE, NOTHING, OWNER, REGION, ec2, freeze_tree, tagged
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def _request(moto_url: str, keep: bool = False) -> request.CloudRequest:
@@ -114,17 +112,7 @@ except KeyboardInterrupt:
 
 def _child(moto_url: str, state_root: Path) -> tuple[subprocess.Popen[str], str]:
     """The child, once its run exists and it works on it; its run id."""
-    proc = subprocess.Popen(
-        [sys.executable, "-c", CHILD, REGION, IMAGE, OWNER, moto_url, str(state_root)],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=ROOT, start_new_session=True,
-        env=dict(os.environ, PYTHONUNBUFFERED="1"),
-    )  # fmt: skip
-    assert proc.stdout is not None
-    for line in proc.stdout:  # ends when the child does: an early end fails below with its output
-        if line.startswith("WORKING "):
-            return proc, line.split()[1]
-    proc.wait(timeout=30)
-    raise AssertionError(f"the child ended (exit {proc.returncode}) before working on its run")
+    return start_child(CHILD, "WORKING", REGION, IMAGE, OWNER, moto_url, str(state_root))
 
 
 def test_sigterm_during_the_work_removes_the_run_and_a_second_one_does_not_stop_the_teardown(
