@@ -506,8 +506,9 @@ def met_empty_fail_list(kit: StartupKit, request, job_id: str, failed: str, *, k
     without its prologue ack) comes before the launch hook's first line in the primary's log, the
     hook listed vnodes but none of that sister's among the failed ones, and it pruned the job (seen:
     without the sister, and, when the job starter did not learn of the failure either, with it).
-    Then the scenario runs once more on a fresh job (pbs_harness.suite.defect_retry); otherwise nothing
-    happens."""
+    Either starter race gives this evidence (the ack read before the name, or an 8-byte name read as a
+    size; each pinned in test_starter_races.py). Then the scenario runs once more on a fresh job
+    (pbs_harness.suite.defect_retry); otherwise nothing happens."""
     job = re.escape(job_id)
     lines = kit.mom.lines(kit.since)
     knew_at = next((i for i, ln in enumerate(lines) if re.search(f"Job;{job};{knew}", ln.raw)), None)

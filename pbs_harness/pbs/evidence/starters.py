@@ -93,7 +93,9 @@ def stuck_reading_failed_host_names(found: list[Starter]) -> list[Starter]:
     shapes, by the length of the name: a name and its NUL shorter than 8 bytes leave readpipe()
     blocked for the rest of an 8-byte size_t (1..7 bytes left, e.g. `pbsh03`); a longer one is
     taken whole as a size and readpipe() blocks for that many bytes (far beyond any name, e.g.
-    `ci268fc03` read as 0x36326963 bytes)."""
+    `ci268fc03` read as 0x36326963 bytes). A name of exactly 8 bytes with its NUL (`pbsha03`) leaves
+    nothing behind to block on: the starter is not stuck, the failed host is only lost (see
+    met_empty_fail_list); test_starter_races.py makes each shape happen."""
     return [
         s
         for s in found
