@@ -45,12 +45,16 @@ class FaultNotDeclared(RuntimeError):
 class _HostFault:
     """A fault acted by the host's backend, found through the registry of host kinds (namespace, system,
     ssh, aws): the test never branches on the kind of host. `backend` picks another mechanism on purpose
-    (e.g. the SSH-side ones on a local host, to exercise them). `needs`: the kind's declared faults it uses."""
+    (e.g. the SSH-side ones on a local host, to exercise them). `needs`: the kind's declared faults it uses.
+    Each fault names the HostKind methods that start and heal it (`acts`); `drops_connection`: the start
+    takes the host's processes, sshd's included, so the harness's connection to it is closed after."""
 
     cluster: Cluster
     target: str
     backend: HostKind | None = None
     needs: ClassVar[tuple[str, ...]] = ()
+    acts: ClassVar[tuple[str, str]]  # (start, heal): names of HostKind methods
+    drops_connection: ClassVar[bool] = False
 
     def __post_init__(self) -> None:
         if self.backend is None:
@@ -72,6 +76,14 @@ class _HostFault:
         action = self.kind.removeprefix("host-")
         return f"{self.host.kind}: {self.host.mechanisms.get(action, action)}"
 
+    def start(self) -> None:
+        getattr(self.host, self.acts[0])()
+        if self.drops_connection:
+            self.cluster.hosts[self.target].close()
+
+    def heal(self) -> None:
+        getattr(self.host, self.acts[1])()
+
 
 @dataclass
 class HostCrash(_HostFault):
@@ -79,13 +91,8 @@ class HostCrash(_HostFault):
 
     kind: str = "host-crash"
     needs: ClassVar[tuple[str, ...]] = (CRASH, BOOT)
-
-    def start(self) -> None:
-        self.host.crash()
-        self.cluster.hosts[self.target].close()
-
-    def heal(self) -> None:
-        self.host.boot()
+    acts: ClassVar[tuple[str, str]] = ("crash", "boot")
+    drops_connection: ClassVar[bool] = True
 
 
 @dataclass
@@ -94,12 +101,7 @@ class HostPause(_HostFault):
 
     kind: str = "host-pause"
     needs: ClassVar[tuple[str, ...]] = (PAUSE,)
-
-    def start(self) -> None:
-        self.host.pause()
-
-    def heal(self) -> None:
-        self.host.resume()
+    acts: ClassVar[tuple[str, str]] = ("pause", "resume")
 
 
 @dataclass
@@ -108,12 +110,7 @@ class HostPartition(_HostFault):
 
     kind: str = "host-partition"
     needs: ClassVar[tuple[str, ...]] = (PARTITION,)
-
-    def start(self) -> None:
-        self.host.partition()
-
-    def heal(self) -> None:
-        self.host.reconnect()
+    acts: ClassVar[tuple[str, str]] = ("partition", "reconnect")
 
 
 @dataclass
@@ -122,13 +119,8 @@ class HostReboot(_HostFault):
 
     kind: str = "host-reboot"
     needs: ClassVar[tuple[str, ...]] = (REBOOT,)
-
-    def start(self) -> None:
-        self.host.reboot()
-        self.cluster.hosts[self.target].close()
-
-    def heal(self) -> None:
-        self.host.wait_ready()
+    acts: ClassVar[tuple[str, str]] = ("reboot", "wait_ready")
+    drops_connection: ClassVar[bool] = True
 
 
 def start_mom_command(prefix: str, proc: str = "/proc") -> str:
@@ -257,16 +249,10 @@ class Nemesis:
         for name, host_vars in sorted(hosts_vars.items()):
             kind = hosts.host(name, host_vars, self.cluster)
             mechanism = f"{kind.kind}: thaw, reconnect, boot if down"
-            started = time.monotonic()
-            self.log.begin("setup", "heal-leftovers", name, mechanism=mechanism)
             try:
-                kind.heal_leftovers()
+                self._logged("setup", "heal-leftovers", name, mechanism, kind.heal_leftovers, begin_line=True)
             except Exception as exc:  # noqa: BLE001 - reported for every host, the caller decides
-                error = f"{type(exc).__name__}: {exc}"
-                self.log.record("setup", "heal-leftovers", name, mechanism=mechanism, started=started, error=error)
-                problems.append(f"healing what a killed run left on {name}: {error}")
-                continue
-            self.log.record("setup", "heal-leftovers", name, mechanism=mechanism, started=started, error=None)
+                problems.append(f"healing what a killed run left on {name}: {type(exc).__name__}: {exc}")
         return problems
 
     def kill_mom(self, host: str) -> Fault:
@@ -302,16 +288,26 @@ class Nemesis:
         """Run `call` in heal_all, once every fault is healed (e.g. a cleanup on a host the test cut off)."""
         self.after_heal.append((what, call))
 
-    def _act(self, action: str, fault: Fault, call) -> None:
+    def _logged(
+        self, action: str, kind: str, target: str, mechanism: str, call: Callable[[], None], *, begin_line: bool
+    ) -> None:
+        """Run `call` with its line in the fault log when it ends, its outcome or its error (raised again);
+        with `begin_line`, a line when it begins too, so an action that hangs (setup's boot of a host a
+        killed run left down) leaves a trace. A fault's start and heal write the end line only."""
         started = time.monotonic()
-        mechanism = str(getattr(fault, "mechanism", fault.kind))
+        if begin_line:
+            self.log.begin(action, kind, target, mechanism=mechanism)
         try:
             call()
         except BaseException as exc:
             error = f"{type(exc).__name__}: {exc}"
-            self.log.record(action, fault.kind, fault.target, mechanism=mechanism, started=started, error=error)
+            self.log.record(action, kind, target, mechanism=mechanism, started=started, error=error)
             raise
-        self.log.record(action, fault.kind, fault.target, mechanism=mechanism, started=started, error=None)
+        self.log.record(action, kind, target, mechanism=mechanism, started=started, error=None)
+
+    def _act(self, action: str, fault: Fault, call: Callable[[], None]) -> None:
+        mechanism = str(getattr(fault, "mechanism", fault.kind))
+        self._logged(action, fault.kind, fault.target, mechanism, call, begin_line=False)
 
     def start(self, fault: Fault) -> Fault:
         if any(f.kind == fault.kind and f.target == fault.target for f in self.active):
