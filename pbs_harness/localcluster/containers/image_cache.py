@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -80,16 +81,32 @@ def _folders(parent: Path) -> list[Path]:
     return sorted(p for p in parent.glob("*") if p.is_dir()) if parent.is_dir() else []
 
 
+def _record(path: Path, describe: Callable[[dict], str], missing: str) -> tuple[dict, str]:
+    """An entry's JSON record (its layer.json or openpbs-source.json) and what `describe` says of it;
+    ({}, `missing`) when the file is absent or unreadable (a build was interrupted before writing it)."""
+    try:
+        record = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}, missing
+    return record, describe(record)
+
+
+def _about_layer(recipe: dict) -> str:
+    return f"{recipe.get('purpose', '?')} layer, {len(recipe.get('packages', []))} packages"
+
+
+def _about_packages(record: dict) -> str:
+    return f"OpenPBS {record.get('version', '?')} from {record.get('archive') or record.get('file', '?')}"
+
+
 def _image_entries(parent: Path, used: set[Path]) -> list[Entry]:
     current = current_layers()
     host_keys = {images.host_layer(d).key for d in images.DISTRIBUTIONS.values()}  # deps layers sit on one
     out = []
     for path in _folders(parent):
-        try:
-            recipe = json.loads((path / "layer.json").read_text())
-            about = f"{recipe.get('purpose', '?')} layer, {len(recipe.get('packages', []))} packages"
-        except (OSError, ValueError):
-            recipe, about = {}, "incomplete layer (no layer.json: an interrupted build)"
+        recipe, about = _record(
+            path / "layer.json", _about_layer, "incomplete layer (no layer.json: an interrupted build)"
+        )
         if path in used:
             status = "in use"
         elif path.name in current or (recipe.get("purpose") == "deps" and recipe.get("parent") in host_keys):
@@ -104,11 +121,9 @@ def _package_entries(parent: Path, used: set[Path]) -> list[Entry]:
     builders = {images.builder_layer(d).name for d in images.DISTRIBUTIONS.values()}
     out = []
     for path in _folders(parent):
-        try:
-            record = json.loads((path / "openpbs-source.json").read_text())
-            about = f"OpenPBS {record.get('version', '?')} from {record.get('archive') or record.get('file', '?')}"
-        except (OSError, ValueError):
-            about = "incomplete package set (no openpbs-source.json)"
+        _, about = _record(
+            path / "openpbs-source.json", _about_packages, "incomplete package set (no openpbs-source.json)"
+        )
         built_on = path.name.split("-", 1)[1] if "-" in path.name else ""
         fake = openpbs_source.not_packages(path)
         if fake:
