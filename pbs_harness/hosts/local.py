@@ -164,6 +164,11 @@ class LocalHostBase(HostKind):
     def pids(self) -> list[int]:
         return cgroups.pids(self.name)
 
+    def own_root(self) -> Path | None:
+        """Where the host's own root file system is mounted on this machine (a mutant is put into it:
+        deploy/mutants/hosts.py); None where the host has none of its own (it shares this machine's)."""
+        return None
+
     def prepare(self) -> None:
         """Before the first boot (and at every `up`): what the host needs on this machine."""
 

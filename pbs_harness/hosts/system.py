@@ -41,6 +41,9 @@ class SystemHost(LocalHostBase):
         # The image's overlayfs layers, top first, as `up` recorded them.
         self.lowerdirs = [Path(p) for p in self.state.image_lowerdirs]
 
+    def own_root(self) -> Path:
+        return system_host.merged(self.spec, self.root)
+
     @classmethod
     def programs(cls) -> Mapping[str, str]:
         return preflight.SYSTEM_PROGRAMS

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from pbs_harness import hosts
 from pbs_harness.common.errors import PreconditionError
-from pbs_harness.localcluster import state, system_host
+from pbs_harness.localcluster import state
 
 Progress = Callable[[str], None]
 
@@ -47,7 +47,11 @@ def of(state_dir: Path) -> Roots:
             f"the cluster of {state_dir} has {st.flavour} hosts; a mutant is put into each host's own root",
             "use system hosts: pbs-harness up --flavour system --openpbs SOURCE",
         )
-    roots = {h.name: system_host.merged(h, state_dir) for h in st.spec.hosts}
+    roots = {}
+    for spec in st.spec.hosts:
+        own = st.spec.kind.in_cluster(st, spec, state_dir).own_root()
+        assert own is not None, f"{st.flavour} hosts install OpenPBS packages into roots of their own"
+        roots[spec.name] = own
     missing = [name for name, root in roots.items() if not (root / "etc").is_dir()]
     if missing:
         raise PreconditionError(
