@@ -17,7 +17,7 @@ the hosts share this machine's files), it asks the kind's declared facts, never 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
@@ -209,9 +209,20 @@ class HostKind(ABC):
     @abstractmethod
     def reconnect(self) -> None: ...
 
+    def undo_faults(self, say: Callable[[str], None] | None = None) -> None:
+        """Thaw and reconnect the host: the faults a test heals in its teardown, left in place when its run
+        was killed (SIGKILL: no teardown). Both act whatever is_paused/is_partitioned say (idempotent; a
+        run killed while it set a fault may leave half of one). With `say` (`pbs-harness up` prints it),
+        what they found is said first; without it nothing is asked (on some kinds asking costs a call)."""
+        if say is not None and self.is_paused():
+            say(f"host {self.name}: paused (left by an interrupted test run): resuming it")
+        self.resume()
+        if say is not None and self.is_partitioned():
+            say(f"host {self.name}: partitioned (left by an interrupted test run): reconnecting it")
+        self.reconnect()
+
     def heal_leftovers(self) -> None:
         """Undo any fault a killed run left on the host: thaw, reconnect, boot (idempotent)."""
-        self.resume()
-        self.reconnect()
+        self.undo_faults()
         if not self.is_running():
             self.boot()

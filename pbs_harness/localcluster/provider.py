@@ -90,7 +90,8 @@ def up(
     for host in hosts:
         network.ensure_host_network(spec, host.spec)
         host.prepare()
-        _heal_fault_leftovers(host, progress)
+        # Before the boot and the wait for sshd: a host a killed run left partitioned keeps sshd out of reach.
+        host.undo_faults(progress)
         if host.is_running():
             progress(f"host {host.name} {host.spec.ip}: running")
             found_running.add(host.name)
@@ -100,18 +101,6 @@ def up(
     for host in hosts:  # booted together, waited for in turn
         _wait_or_reboot(host, host.name in found_running, progress)
     return st
-
-
-def _heal_fault_leftovers(host: LocalHost, progress: Progress) -> None:
-    """Resume a paused host and reconnect a partitioned one: faults a test injects and heals in its
-    teardown, left in place when its run was killed (SIGKILL: no teardown). Without this a host
-    partitioned then would keep its sshd out of reach and fail the next `up`."""
-    if host.is_paused():
-        progress(f"host {host.name}: paused (left by an interrupted test run): resuming it")
-        host.resume()
-    if host.is_partitioned():
-        progress(f"host {host.name}: partitioned (left by an interrupted test run): reconnecting it")
-        host.reconnect()
 
 
 def _wait_or_reboot(host: LocalHost, found_running: bool, progress: Progress) -> None:
