@@ -81,16 +81,22 @@ def _prerun_primaries(cluster: Cluster, before: frozenset[str]) -> dict[str, lis
     return by_host
 
 
+def _stuck_starters(host: RemoteHost, younger_than: float | None = None) -> list[starters.Starter]:
+    """The starters on `host` blocked in the starter race, only those forked less than `younger_than`
+    seconds ago when given."""
+    return [
+        s
+        for s in starters.stuck_reading_failed_host_names(starters.starters(host))
+        if younger_than is None or (s.age is not None and s.age < younger_than)
+    ]
+
+
 def stuck_starter_on(host: RemoteHost, younger_than: float) -> str | None:
     """The starter race seen on `host` in a starter forked less than `younger_than` seconds ago (one
     of the caller's own jobs: a starter left from an earlier attempt's job is older), or None. The
     signature is final: a starter blocked reading a name's bytes as a size never gets them, so a wait
     can end at once on it (`StartupKit.started`) instead of at its timeout."""
-    stuck = [
-        s
-        for s in starters.stuck_reading_failed_host_names(starters.starters(host))
-        if s.age is not None and s.age < younger_than
-    ]
+    stuck = _stuck_starters(host, younger_than)
     if not stuck:
         return None
     return f"{STARTER_HALF_READ}. Observed on {host.name}: starter {'; '.join(s.describe() for s in stuck)}"
@@ -108,7 +114,7 @@ def _stuck_starter(cluster: Cluster, before: frozenset[str]) -> str | None:
             stuck: list[starters.Starter] = []
             # A host that cannot be read is no diagnosis; it never replaces the test's own failure.
             with contextlib.suppress(Exception):
-                stuck = starters.stuck_reading_failed_host_names(starters.starters(host))
+                stuck = _stuck_starters(host)
             if stuck:
                 seen = "; ".join(s.describe() for s in stuck)
                 jobs = ", ".join(waiting[host.name])
