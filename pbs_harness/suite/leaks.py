@@ -147,6 +147,11 @@ def moms_holding_jobs(pbs) -> dict[str, list[str]]:
     return held
 
 
+def held_job_ids(pbs) -> frozenset[str]:
+    """The ids of the jobs any mom holds (moms_holding_jobs, without the moms)."""
+    return frozenset(job for jobs in moms_holding_jobs(pbs).values() for job in jobs)
+
+
 def _hook_events(pbs, host_name: str, hook: str) -> str:
     """The events line of a hook's control file on a mom ("event=execjob_end,..."), or '?'."""
     host = next(h for h in pbs.cluster.moms if h.name == host_name)

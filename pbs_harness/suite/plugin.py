@@ -13,6 +13,7 @@ setup, once, through each host's kind: pbs_harness.suite.faults.Nemesis.setup), 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import threading
@@ -67,6 +68,7 @@ JOBS_BEFORE_KEY = pytest.StashKey[frozenset[str]]()
 # An exception of the call phase's leak check itself (not a leak): for the evidence's hang capture.
 HARNESS_ERROR_KEY = pytest.StashKey[Exception]()
 LEAK_CHECK_KEY = pytest.StashKey[tuple[Pbs, baseline_mod.Snapshot, Nemesis]]()
+HELD_BEFORE_KEY = pytest.StashKey[frozenset[str]]()  # jobs moms held when the test began
 LEAK_RAISED_KEY = outcome.LEAK_FOUND_KEY
 HEAL_PROBLEMS_KEY = pytest.StashKey[list[str]]()
 
@@ -190,7 +192,7 @@ def _check_leaks(item: pytest.Item) -> None:
         item.stash[HEAL_PROBLEMS_KEY] = problems
         return
     try:
-        baseline_mod.clear_test_work(pbs, base)
+        baseline_mod.clear_test_work(pbs, base, held_before=item.stash.get(HELD_BEFORE_KEY, frozenset()))
         found = leaks.settle(pbs)
     except Exception as exc:
         # The harness's own leak check broke (the test fails on it as it came): its teardown evidence
@@ -277,6 +279,11 @@ def harness_test(request: pytest.FixtureRequest, pbs: Pbs, baseline: baseline_mo
     """Per-test machinery: transcript, nemesis, evidence on failure, baseline restore + check."""
     since = datetime.now() - timedelta(seconds=1)
     request.node.stash[JOBS_BEFORE_KEY] = defects.jobs_now(pbs.cluster)
+    # Jobs moms already hold are not the test's: its leak check does not wait for them (clear_test_work).
+    # Unreadable now: none, and the check waits for every held job as it did before.
+    request.node.stash[HELD_BEFORE_KEY] = frozenset()
+    with contextlib.suppress(Exception):
+        request.node.stash[HELD_BEFORE_KEY] = leaks.held_job_ids(pbs)
     transcript: list[tuple[datetime, CommandResult]] = []  # (when it ended, the command)
 
     def keep(result: CommandResult) -> None:

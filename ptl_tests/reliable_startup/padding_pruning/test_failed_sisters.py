@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from pbs_harness.common.waits import WaitTimeout
+from pbs_harness.common.waits import WaitTimeout, wait_until
 from pbs_harness.pbs.evidence import pick
 from pbs_harness.pbs.parsers import size_kb
+from pbs_harness.suite import leaks
 from ptl_tests.hook_files import install_hooks
 from ptl_tests.reliable_startup.jobs import START_TIMEOUT, assert_reach, report_job
 from ptl_tests.reliable_startup.sister_faults import JOIN_TIMEOUT, SisterFault, start_with_fault
@@ -152,3 +153,54 @@ def test_two_failed_sisters_a_bigger_chunk_serves_the_small_one(kit, nemesis, sh
     assert_assignment(job, expected, ORIGINAL_SELECT)
     assert kit.pruning(job_id) == (initial, job["exec_vnode"])
     assert kit.start_records(job_id, "s")["s"].fields["exec_vnode"] == job["exec_vnode"]
+
+
+SISTER_KEPT_PRUNED_JOB = (
+    "OpenPBS bug (master cd7ab5e): a sister whose execjob_prologue hook fails for a job tolerant of node "
+    "failures answers the primary with the error and keeps the job (src/resmom/mom_comm.c, IM_EXEC_PROLOGUE: "
+    "SEND_ERR2, nothing discards it); the primary ignores the error and prunes the sister away "
+    "(job_start_error, release_nodes), so the job's end never reaches it: after a plain qdel, with the job "
+    "finished on the server and gone from the primary, the sister still holds the job's files in "
+    "mom_priv/jobs (seen for more than 4 minutes, until the cluster was taken down)."
+)
+
+
+class SisterKeptPrunedJob(AssertionError):
+    """The sister pruned away after its prologue failed still holds the job once it is gone everywhere else."""
+
+
+@pytest.mark.xfail(strict=True, raises=SisterKeptPrunedJob, reason=SISTER_KEPT_PRUNED_JOB)
+@pytest.mark.spec("RJS-8")
+@pytest.mark.usefixtures("short_alarms")
+def test_a_sister_pruned_after_its_prologue_failed_lets_the_job_go(kit, nemesis) -> None:
+    pbs, failed, primary = kit.pbs, kit.roles.sister(2), kit.roles.primary
+    fault = SisterFault("prologue-exception", 2, "prologue-exception", "IM_EXEC_PROLOGUE")
+    start_with_fault(kit, nemesis, fault, {"pad": pad_hook(), "launch": prune_hook()})
+    job_id = kit.submit()
+    job = kit.started(job_id, timeout=START_TIMEOUT)
+    kit.mom.expect(f"Job;{job_id};{IGNORING.format(host=failed)}", kit.since, timeout=10)
+    assert failed not in hosts_of(job["exec_vnode"]), job["exec_vnode"]
+    pbs.jobs.delete(job_id)
+    pbs.jobs.wait_gone(job_id, timeout=60)
+    held_by = {host: jobs for host, jobs in leaks.moms_holding_jobs(pbs).items() if job_id in jobs}
+    wait_until(
+        lambda: {h: j for h, j in leaks.moms_holding_jobs(pbs).items() if job_id in j},
+        lambda held: primary not in held,
+        timeout=60,
+        describe=f"job {job_id} gone from the primary {primary}",
+    )
+    try:
+        wait_until(
+            lambda: {h: j for h, j in leaks.moms_holding_jobs(pbs).items() if job_id in j},
+            lambda held: not held,
+            timeout=leaks.SETTLE,
+            describe=f"job {job_id} gone from every mom",
+        )
+    except WaitTimeout as exc:
+        held = sorted(exc.last or {})  # type: ignore[arg-type]
+        if held == [failed]:
+            raise SisterKeptPrunedJob(
+                f"job {job_id} finished on the server and gone from the primary, but {failed} (pruned away after "
+                f"its prologue failed) still holds it after {leaks.SETTLE} s; held right after the qdel: {held_by}"
+            ) from exc
+        raise
