@@ -24,6 +24,7 @@ from pbs_harness.pbs.server import VnodesNotReported
 from pbs_harness.suite import declared as declared_mod
 from pbs_harness.suite import drift
 from pbs_harness.suite import leaks as leaks_mod
+from pbs_harness.suite.faults import start_mom_command
 from pbs_harness.suite.leaks import stale_mom_hooks
 
 VOLATILE_SERVER = {
@@ -127,7 +128,7 @@ def take_at_session_start(pbs: Pbs, repaired: Callable[[str], None]) -> Snapshot
     a snapshot of it. What an interrupted run or a pbs_server restart left is cleared or repaired, and
     each repair is told to `repaired`: jobs and reservations (with PBS's own time for the vnodes to
     come back), server, queue, vnode and hook attributes other than declared (pbs_harness.suite.drift),
-    mom configs a killed run changed (the copies pbs_harness.pbs.moms kept), hooks moms kept.
+    mom configs a killed run changed (the copies pbs_harness.pbs.moms kept), jobs and hooks moms kept.
 
     Raises declared.NotDeclared when the declared state cannot be read, NotAtBaseline when a repair
     failed or the cluster is still not clean (`dirty`)."""
@@ -160,6 +161,15 @@ def take_at_session_start(pbs: Pbs, repaired: Callable[[str], None]) -> Snapshot
             )
             failed += [f"phantom assignment {p}" for p in still]
         snap = take(pbs)
+    if not dirty(snap):  # the server has no job: a job a mom holds is one a killed run left
+        kept = repair_kept_jobs(pbs)
+        if kept is not None:
+            repaired(f"at session start: {kept.describe()}")
+            if kept.still_there:
+                failed.append(kept.describe())
+            with contextlib.suppress(WaitTimeout):  # the restarted moms' vnodes back; dirty() below says if not
+                wait_until(lambda: take(pbs), lambda s: not dirty(s), timeout=120, describe="moms back")
+            snap = take(pbs)
     leftover = repair_stale_mom_hooks(pbs)
     if leftover is not None:
         repaired(f"at session start: {leftover.describe()}")
@@ -202,13 +212,17 @@ def clear_workload(pbs: Pbs) -> None:
         pbs.jobs.delete(job_id, force=True)
 
 
-def clear_test_work(pbs: Pbs, base: Snapshot, timeout: float = 120, held_before: frozenset[str] = frozenset()) -> None:
+def clear_test_work(
+    pbs: Pbs, base: Snapshot, timeout: float = 120, held_before: frozenset[str] = frozenset()
+) -> frozenset[str]:
     """A test's work gone, the way the baseline restore removes it, before the leak check
     (pbs_harness.suite.leaks): its reservations and jobs deleted and waited for, on the server and then on
     the moms, the hooks it made deleted. Nothing else is put back yet, so that what OpenPBS keeps
     shows as it is. `held_before`: jobs a mom already held when the test began (a job a mom never lets
     go, e.g. a sister's copy of a job that pruned it away after its prologue failed): not waited for
-    again, they are not the test's."""
+    again, they are not the test's. Returns the test's jobs a mom still held after the whole wait
+    for them (leaks.SETTLE; empty when the test made no hook and nothing was waited for), so the leak
+    check need not wait for them again."""
     clear_workload(pbs)
     with contextlib.suppress(WaitTimeout):  # what stays is seen by the leak check and by the restore
         wait_until(
@@ -218,20 +232,24 @@ def clear_test_work(pbs: Pbs, base: Snapshot, timeout: float = 120, held_before:
             describe="the test's reservations and jobs gone",
         )
     made = sorted(set(pbs.hooks.attributes()) - set(base.hooks))
+    kept: frozenset[str] = frozenset()
     if made:
         # A force-deleted job is gone from the server at once, while its moms still run its execjob_end
         # hooks in the background; pbs_mom acknowledges a hook deletion arriving then but never performs
         # it (leaks.MOM_KEPT_DELETED_END_HOOK). The test's work is gone only once no mom holds a job, so
         # its hooks go then. A mom that never lets go hides nothing: its kept hooks are leaks all the same.
-        with contextlib.suppress(WaitTimeout):
+        try:
             wait_until(
                 lambda: leaks_mod.held_job_ids(pbs) - held_before,
                 lambda held: not held,
                 timeout=leaks_mod.SETTLE,
                 describe="no mom holding a job of the test",
             )
+        except WaitTimeout as exc:
+            kept = frozenset(exc.last)  # type: ignore[arg-type]
     for name in made:
         pbs.hooks.delete(name)
+    return kept
 
 
 def _restore_configs(pbs: Pbs, base: Snapshot) -> list[str]:
@@ -343,6 +361,55 @@ def repair_stale_mom_hooks(pbs: Pbs, timeout: float = 60) -> MomHookRepair | Non
     return MomHookRepair(kept, still) if kept or still else None
 
 
+@dataclass(frozen=True)
+class KeptJobRepair:
+    """What repair_kept_jobs did: the jobs moms kept with no job on the server, and those still kept."""
+
+    kept: dict[str, list[str]]
+    still_there: dict[str, list[str]]
+
+    def describe(self) -> str:
+        seen = "; ".join(f"{host}: {', '.join(jobs)}" for host, jobs in self.kept.items())
+        how = "pbs_mom killed and started again there"
+        outcome = f"still there: {self.still_there}" if self.still_there else "gone"
+        return f"jobs moms kept that the server no longer has ({seen}): {how}, {outcome}"
+
+
+def repair_kept_jobs(pbs: Pbs, timeout: float = 60) -> KeptJobRepair | None:
+    """Jobs moms keep that the server no longer has (pbs_harness.suite.leaks.kept_jobs) removed the PBS
+    way; None when no mom kept one. Each such mom is killed and started again: a starting pbs_mom
+    deletes a sister's job files (catch_child.c init_abort_jobs: not Mother Superior, started without
+    -p) and sends a Mother Superior's obit, which the server, not knowing the job, answers with its
+    purge. No file is deleted by hand."""
+    kept = leaks_mod.kept_jobs(pbs)
+    if not kept:
+        return None
+    prefix = str(pbs.cluster.prefix)
+    for host in pbs.cluster.moms:
+        if host.name not in kept:
+            continue
+        host.run(["pkill", "-KILL", "-x", "pbs_mom"])
+        with contextlib.suppress(WaitTimeout):  # a mom still there is seen below, keeping the job
+            wait_until(
+                lambda h=host: h.run(["pgrep", "-x", "pbs_mom"]).ok,
+                lambda running: not running,
+                timeout=10,
+                describe=f"pbs_mom gone on {host.name}",
+            )
+        host.check(start_mom_command(prefix))
+    ids = {job for jobs in kept.values() for job in jobs}
+
+    def still() -> dict[str, list[str]]:
+        now = {h: [j for j in jobs if j in ids] for h, jobs in leaks_mod.kept_jobs(pbs).items()}
+        return {h: jobs for h, jobs in now.items() if jobs}
+
+    try:
+        left = wait_until(still, lambda s: not s, timeout=timeout, describe="kept jobs gone from the moms")
+    except WaitTimeout as exc:
+        left = exc.last
+    return KeptJobRepair(kept, left)  # type: ignore[arg-type]
+
+
 def _clear_phantom_assignments(pbs: Pbs, timeout: float) -> tuple[list[str], list[str]] | None:
     """At session start: resources assigned with no job (a run killed outright, then the deletion of its
     jobs; seen: a vnode with ncpus=2 assigned and no job, so the session's first test on that cluster
@@ -368,12 +435,20 @@ class Restored:
     leaks: list[str]
 
 
-def restore(pbs: Pbs, base: Snapshot, timeout: float = 90, repaired: Callable[[str], None] | None = None) -> Restored:
+def restore(
+    pbs: Pbs,
+    base: Snapshot,
+    timeout: float = 90,
+    repaired: Callable[[str], None] | None = None,
+    held_before: frozenset[str] = frozenset(),
+) -> Restored:
     """Bring the cluster back to `base`: what is still different afterwards, and the leaks repaired.
 
     `repaired` is told about every repair beyond removing the test's work (server attributes put back,
-    hooks a mom kept deleted again, a pbs_server restart to clear assignments with no job), so that
-    the conformance report lists them with the test that left them.
+    jobs moms kept restarted away, hooks a mom kept deleted again, a pbs_server restart to clear
+    assignments with no job), so that the conformance report lists them with the test that left them.
+    A job a mom kept is a leak of this test unless a mom held it already when the test began
+    (`held_before`); it is repaired all the same.
     """
 
     def tell(text: str) -> None:
@@ -393,6 +468,18 @@ def restore(pbs: Pbs, base: Snapshot, timeout: float = 90, repaired: Callable[[s
     if left or pbs.jobs.all(history=False):
         return Restored(left, [])
     found: list[str] = []
+    kept_jobs = repair_kept_jobs(pbs)
+    if kept_jobs is not None:
+        found += [
+            f"mom {host}: job {job} = in mom_priv/jobs, gone from the server"
+            for host, jobs in kept_jobs.kept.items()
+            for job in jobs
+            if job not in held_before
+        ]
+        tell(kept_jobs.describe())
+        left += _wait_for(pbs, base, timeout)  # the restarted moms' vnodes back
+        if kept_jobs.still_there:
+            left.append(kept_jobs.describe())
     mom_hooks = repair_stale_mom_hooks(pbs)
     if mom_hooks is not None:
         found += [

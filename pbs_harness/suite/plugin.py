@@ -14,6 +14,7 @@ setup, once, through each host's kind: pbs_harness.suite.faults.Nemesis.setup), 
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import signal
 import threading
@@ -192,8 +193,9 @@ def _check_leaks(item: pytest.Item) -> None:
         item.stash[HEAL_PROBLEMS_KEY] = problems
         return
     try:
-        baseline_mod.clear_test_work(pbs, base, held_before=item.stash.get(HELD_BEFORE_KEY, frozenset()))
-        found = leaks.settle(pbs)
+        held_before = item.stash.get(HELD_BEFORE_KEY, frozenset())
+        kept = baseline_mod.clear_test_work(pbs, base, held_before=held_before)
+        found = leaks.settle(pbs, probe=functools.partial(leaks.find, held_before=held_before), kept_already=kept)
     except Exception as exc:
         # The harness's own leak check broke (the test fails on it as it came): its teardown evidence
         # adds, for a command that hung, what the hosts were doing.
@@ -339,7 +341,12 @@ def _teardown(
 
         recorder.record_faults(request.node, nemesis.log.windows())
     try:
-        restored = baseline_mod.restore(pbs, baseline, repaired=_repair_reporter(request.config))
+        restored = baseline_mod.restore(
+            pbs,
+            baseline,
+            repaired=_repair_reporter(request.config),
+            held_before=request.node.stash.get(HELD_BEFORE_KEY, frozenset()),
+        )
     except Exception as exc:
         try:
             if folder is None:  # the error is raised as it came, after the evidence

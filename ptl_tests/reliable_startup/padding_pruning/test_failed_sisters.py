@@ -12,6 +12,7 @@ from pbs_harness.pbs.parsers import size_kb
 from pbs_harness.suite import leaks
 from ptl_tests.hook_files import install_hooks
 from ptl_tests.reliable_startup.jobs import START_TIMEOUT, assert_reach, report_job
+from ptl_tests.reliable_startup.kept_jobs import KEPT_PRUNED_JOB, SisterKeptPrunedJob
 from ptl_tests.reliable_startup.sister_faults import JOIN_TIMEOUT, SisterFault, start_with_fault
 from ptl_tests.reliable_startup.sister_waits import host_vnodes, listed
 from ptl_tests.reliable_startup_helpers import (
@@ -41,10 +42,15 @@ SISTER_FAULTS = [
     pytest.param(SisterFault("begin-reject", 1, "begin-reject", "JOIN_JOB"), marks=LISTED_AS_FAILED),
     pytest.param(SisterFault("begin-exception", 2, "begin-exception", "JOIN_JOB"), marks=LISTED_AS_FAILED),
     # PTL t5: execjob_prologue raises on a sister.
+    # Their pruned sister keeps the job after the test (kept_jobs.SisterKeptPrunedJob, found by the leak check).
     pytest.param(
-        SisterFault("prologue-exception", 2, "prologue-exception", "IM_EXEC_PROLOGUE"), marks=LISTED_AS_FAILED
+        SisterFault("prologue-exception", 2, "prologue-exception", "IM_EXEC_PROLOGUE"),
+        marks=(LISTED_AS_FAILED, *KEPT_PRUNED_JOB),
     ),
-    pytest.param(SisterFault("prologue-reject", 3, "prologue-reject", "IM_EXEC_PROLOGUE"), marks=LISTED_AS_FAILED),
+    pytest.param(
+        SisterFault("prologue-reject", 3, "prologue-reject", "IM_EXEC_PROLOGUE"),
+        marks=(LISTED_AS_FAILED, *KEPT_PRUNED_JOB),
+    ),
     # Silent sisters: they never answer the join, the primary gives up after $sister_join_job_alarm.
     SisterFault("mom-sigstop", 1, "mom-stop"),
     # Host faults: only on kinds of host that declare them (a cluster whose kind lacks one skips that case).
@@ -121,6 +127,8 @@ def test_failed_sister_pruned_away(kit, nemesis, conformance, names, *, fault, r
     pbs.jobs.wait(other, job_state="R", timeout=60)
 
 
+@KEPT_PRUNED_JOB[0]
+@KEPT_PRUNED_JOB[1]  # its prologue sister keeps the job (kept_jobs.SisterKeptPrunedJob)
 @pytest.mark.spec("RJS-2", "RJS-5", "RJS-8")
 @pytest.mark.guards("RJS-2", "RJS-5", "RJS-8")
 def test_two_failed_sisters_a_bigger_chunk_serves_the_small_one(kit, nemesis, short_alarms, request) -> None:
@@ -155,21 +163,8 @@ def test_two_failed_sisters_a_bigger_chunk_serves_the_small_one(kit, nemesis, sh
     assert kit.start_records(job_id, "s")["s"].fields["exec_vnode"] == job["exec_vnode"]
 
 
-SISTER_KEPT_PRUNED_JOB = (
-    "OpenPBS bug (master cd7ab5e): a sister whose execjob_prologue hook fails for a job tolerant of node "
-    "failures answers the primary with the error and keeps the job (src/resmom/mom_comm.c, IM_EXEC_PROLOGUE: "
-    "SEND_ERR2, nothing discards it); the primary ignores the error and prunes the sister away "
-    "(job_start_error, release_nodes), so the job's end never reaches it: after a plain qdel, with the job "
-    "finished on the server and gone from the primary, the sister still holds the job's files in "
-    "mom_priv/jobs (seen for more than 4 minutes, until the cluster was taken down)."
-)
-
-
-class SisterKeptPrunedJob(AssertionError):
-    """The sister pruned away after its prologue failed still holds the job once it is gone everywhere else."""
-
-
-@pytest.mark.xfail(strict=True, raises=SisterKeptPrunedJob, reason=SISTER_KEPT_PRUNED_JOB)
+@KEPT_PRUNED_JOB[0]
+@KEPT_PRUNED_JOB[1]  # what the restore finds after the pin is its bug, reported, not a second failure
 @pytest.mark.spec("RJS-8")
 @pytest.mark.usefixtures("short_alarms")
 def test_a_sister_pruned_after_its_prologue_failed_lets_the_job_go(kit, nemesis) -> None:
@@ -200,7 +195,8 @@ def test_a_sister_pruned_after_its_prologue_failed_lets_the_job_go(kit, nemesis)
         held = sorted(exc.last or {})  # type: ignore[arg-type]
         if held == [failed]:
             raise SisterKeptPrunedJob(
-                f"job {job_id} finished on the server and gone from the primary, but {failed} (pruned away after "
-                f"its prologue failed) still holds it after {leaks.SETTLE} s; held right after the qdel: {held_by}"
+                [leaks.Leak(f"mom {failed}", f"job {job_id}", "in mom_priv/jobs, gone from the server")],
+                f" (the job finished on the server and gone from the primary, {failed} pruned away after its "
+                f"prologue failed still holds it after {leaks.SETTLE} s; held right after the qdel: {held_by})",
             ) from exc
         raise

@@ -27,6 +27,7 @@ from pbs_harness.suite.faults.interleave import (
 )
 from ptl_tests.hook_files import install_hooks
 from ptl_tests.reliable_startup.jobs import START_TIMEOUT
+from ptl_tests.reliable_startup.kept_jobs import SisterKeptPrunedJob
 from ptl_tests.reliable_startup_helpers import IGNORING, hosts_of, pad_hook, prune_hook, set_short_alarms
 
 pytestmark = [pytest.mark.acceptance, pytest.mark.reliable_startup, pytest.mark.needs_moms(6)]
@@ -85,6 +86,9 @@ def _assert_listed_as_failed(kit, job_id: str, job: dict, failed: str, *, bug: t
 
 
 @pytest.mark.xfail(strict=True, raises=SplitRecordMisread, reason=SPLIT_RECORD)
+# Where its failed sister is pruned all the same (it depends on the host name's length, see the docs),
+# that sister keeps the job: the restore finds it and reports it as that bug.
+@pytest.mark.leak_of.with_args(SisterKeptPrunedJob)
 @pytest.mark.spec("RJS-5")
 def test_a_failed_host_whose_name_reaches_the_starter_after_its_size_is_in_vnode_list_fail(kit, nemesis) -> None:
     """The primary is held right after it wrote a failed sister's size, until the starter has taken the size
@@ -123,6 +127,8 @@ def test_a_failed_host_whose_name_reaches_the_starter_after_its_size_is_in_vnode
 
 
 @pytest.mark.xfail(strict=True, raises=FailedHostBehindAck, reason=ACK_BEFORE_NAME)
+# Its sister, pruned after its prologue failed, keeps the job too (found by the restore; reported as that bug).
+@pytest.mark.leak_of.with_args(SisterKeptPrunedJob)
 @pytest.mark.spec("RJS-5")
 def test_a_failed_sister_answering_last_is_in_vnode_list_fail(kit, nemesis) -> None:
     """The starter is held as it is about to poll the prologue ack, until the primary has written both the

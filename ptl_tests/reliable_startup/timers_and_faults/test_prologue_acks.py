@@ -8,6 +8,7 @@ from datetime import datetime, timedelta
 
 import pytest
 
+from ptl_tests.reliable_startup.kept_jobs import KEPT_PRUNED_JOB
 from ptl_tests.reliable_startup.sister_waits import (
     LAUNCH_EARLY,
     LAUNCH_SLACK,
@@ -42,6 +43,8 @@ PBSEVENT_DEBUG2 = 0x0100  # src/include/log.h
 # Interface 4: prologue acknowledgements and $job_launch_delay
 
 
+@KEPT_PRUNED_JOB[0]
+@KEPT_PRUNED_JOB[1]  # its prologue sister keeps the job (kept_jobs.SisterKeptPrunedJob)
 @pytest.mark.spec("RJS-4", "RJS-1", "RJS-5", "RJS-6")
 @pytest.mark.guards("RJS-4", "RJS-1", "RJS-5", "RJS-6")
 @pytest.mark.parametrize("faults", [("reject", "exception"), ("exception", "reject")], ids="begin-{0[0]}".format)
@@ -92,7 +95,8 @@ def test_failed_begin_and_prologue_sisters_are_reported_and_offlined(
 
 @pytest.mark.spec("RJS-4", "RJS-1", "RJS-5")
 @pytest.mark.guards("RJS-4", "RJS-1", "RJS-5")
-@pytest.mark.parametrize("fault", ["mom killed", "radio silent"])
+# A killed mom loses the job with its restart; a silent one, pruned as failed, keeps it (kept_jobs).
+@pytest.mark.parametrize("fault", ["mom killed", pytest.param("radio silent", marks=KEPT_PRUNED_JOB)])
 def test_sister_failing_during_its_prologue_is_waited_for_then_pruned(
     pbs, cluster, nemesis, kit, *, request, fault: str
 ) -> None:
