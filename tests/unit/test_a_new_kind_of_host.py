@@ -89,9 +89,11 @@ def test_faults_act_through_it_and_are_logged_with_its_mechanisms(fake_inventory
         ("s1", "resume"),
     ]
     assert closed == ["m1"]  # a crashed host's SSH session is dropped
-    assert [(e.action, e.kind, e.mechanism) for e in nemesis.log.events][:2] == [
-        ("start", "host-partition", "fake: fake cable pulled"),
-        ("heal", "host-partition", "fake: fake cable pulled"),
+    assert [(e.ended, e.action, e.kind, e.mechanism) for e in nemesis.log.events][:4] == [
+        (False, "start", "host-partition", "fake: fake cable pulled"),  # the line before it acts
+        (True, "start", "host-partition", "fake: fake cable pulled"),
+        (False, "heal", "host-partition", "fake: fake cable pulled"),
+        (True, "heal", "host-partition", "fake: fake cable pulled"),
     ]
 
 

@@ -191,13 +191,19 @@ def test_nemesis_logs_each_start_and_heal_with_how_it_was_done(fake_cluster) -> 
         fault = nemesis.crash_host("h2")
         nemesis.heal(fault)
     assert backend.calls == ["partition", "crash", "boot", "reconnect"]
-    events = [(e.action, e.kind, e.target, e.mechanism, e.error) for e in nemesis.log.events]
-    assert events == [
-        ("start", "host-partition", "h2", "fake: drop packets", None),
-        ("start", "host-crash", "h2", "fake: SIGKILL everything", None),
-        ("heal", "host-crash", "h2", "fake: SIGKILL everything", None),
-        ("heal", "host-partition", "h2", "fake: drop packets", None),
+    events = [(e.ended, e.action, e.kind, e.target, e.mechanism, e.error) for e in nemesis.log.events]
+    assert events == [  # each action's line before it acts (ended False) and after (Jepsen)
+        (False, "start", "host-partition", "h2", "fake: drop packets", None),
+        (True, "start", "host-partition", "h2", "fake: drop packets", None),
+        (False, "start", "host-crash", "h2", "fake: SIGKILL everything", None),
+        (True, "start", "host-crash", "h2", "fake: SIGKILL everything", None),
+        (False, "heal", "host-crash", "h2", "fake: SIGKILL everything", None),
+        (True, "heal", "host-crash", "h2", "fake: SIGKILL everything", None),
+        (False, "heal", "host-partition", "h2", "fake: drop packets", None),
+        (True, "heal", "host-partition", "h2", "fake: drop packets", None),
     ]
+    assert [w["kind"] for w in nemesis.log.windows()] == ["host-partition", "host-crash"]
+    assert all("healed" in w for w in nemesis.log.windows())
     offsets = [e.offset for e in nemesis.log.events]
     assert offsets == sorted(offsets)
     assert all(e.seconds >= 0 for e in nemesis.log.events)
@@ -212,9 +218,11 @@ def test_a_failed_start_is_logged_and_the_fault_is_still_healed(fake_cluster) ->
     assert [f.kind for f in nemesis.active] == ["host-crash"]  # half started: still to heal
     assert nemesis.heal_all() == []
     assert backend.calls == ["crash", "boot"]
-    assert [(e.action, e.error) for e in nemesis.log.events] == [
-        ("start", "RuntimeError: no freezer group"),
-        ("heal", None),
+    assert [(e.action, e.ended, e.error) for e in nemesis.log.events] == [
+        ("start", False, None),
+        ("start", True, "RuntimeError: no freezer group"),
+        ("heal", False, None),
+        ("heal", True, None),
     ]
 
 
@@ -227,9 +235,13 @@ def test_a_failed_heal_is_logged_and_reported_by_heal_all(fake_cluster) -> None:
     problems = nemesis.heal_all()
     assert problems == ["healing host-partition on h2: iptables: chain gone"]
     assert backend.calls == ["partition", "pause", "resume", "reconnect"]  # last first
-    assert [(e.action, e.kind, e.error) for e in nemesis.log.events][2:] == [
+    assert [(e.action, e.kind, e.error) for e in nemesis.log.events if e.ended][2:] == [
         ("heal", "host-pause", None),
         ("heal", "host-partition", "OSError: iptables: chain gone"),
+    ]
+    assert [(e.action, e.kind) for e in nemesis.log.events if not e.ended][2:] == [
+        ("heal", "host-pause"),
+        ("heal", "host-partition"),
     ]
     assert nemesis.active == []
 
@@ -262,3 +274,22 @@ def test_an_empty_fault_log_says_so(tmp_path: Path) -> None:
     assert log.text() == ""
     log.write(tmp_path / "faults.txt")
     assert (tmp_path / "faults.txt").read_text().endswith("(on a 'begin' line: began)\nno fault was injected\n")
+
+
+def test_a_fault_action_that_never_returns_leaves_its_begin_line(fake_cluster) -> None:
+    """The begin line is written before the action acts: a start that hangs (here: interrupted) still
+    shows in faults.txt, and the timeline shows it as never ended."""
+    from pbs_harness.pbs.evidence import timeline
+
+    cluster, backend = fake_cluster
+    backend.fail["pause"] = KeyboardInterrupt()
+    nemesis = Nemesis(cluster)
+    nemesis.log.events.clear()
+    with pytest.raises(KeyboardInterrupt):
+        nemesis.pause_host("h2")
+    nemesis.log.events.pop()  # as if the run died inside the action: only the begin line is left
+    assert " begin start host-pause on h2 via fake: " in nemesis.log.text()
+    assert nemesis.log.windows() == []
+    [entry] = timeline.from_faults(nemesis.log.events)
+    assert entry.text.endswith("(never ended)")
+    nemesis.heal_all()

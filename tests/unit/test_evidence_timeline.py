@@ -96,3 +96,15 @@ def test_fault_windows_run_from_start_to_heal() -> None:
         },
         {"kind": "mom-stop", "target": "pa02", "started": "2026-11-28T02:30:10.000"},
     ]
+
+
+def test_a_fault_action_with_its_begin_and_end_lines_is_one_timeline_entry() -> None:
+    """Every fault action logs a begin line and an end line; the timeline shows it once, at its start."""
+    log = FaultLog()
+    log.events += [
+        FaultEvent(T0 + timedelta(seconds=1), 1.0, "start", "host-crash", "pa03", "cgroup", 0.0, ended=False),
+        FaultEvent(T0 + timedelta(seconds=2), 1.0, "start", "host-crash", "pa03", "cgroup", 1.0),
+    ]
+    assert [(e.time, e.text) for e in timeline.from_faults(log.events)] == [
+        (T0 + timedelta(seconds=1), "start host-crash via cgroup")
+    ]

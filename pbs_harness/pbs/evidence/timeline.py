@@ -45,15 +45,21 @@ def from_commands(commands: Sequence[tuple[datetime, CommandResult]]) -> list[En
 
 
 def from_faults(events: Iterable[FaultEvent]) -> list[Entry]:
-    return [
-        Entry(
-            e.at - timedelta(seconds=e.seconds),
-            "fault",
-            e.target,
-            f"{e.action} {e.kind} via {e.mechanism}" + (f" FAILED: {e.error}" if e.error else ""),
+    """One entry per action at the moment it began: an ended action's line (its begin line would say
+    the same at the same moment), and the begin line of an action that never ended (it hung)."""
+    events = list(events)
+    entries = []
+    for i, e in enumerate(events):
+        key = (e.action, e.kind, e.target)
+        if not e.ended and any(
+            later.ended and (later.action, later.kind, later.target) == key for later in events[i + 1 :]
+        ):
+            continue
+        what = f"{e.action} {e.kind} via {e.mechanism}" + (f" FAILED: {e.error}" if e.error else "")
+        entries.append(
+            Entry(e.at - timedelta(seconds=e.seconds), "fault", e.target, what + ("" if e.ended else " (never ended)"))
         )
-        for e in events
-    ]
+    return entries
 
 
 def from_logs(logs: dict[str, dict[str, list[LogLine]]]) -> list[Entry]:

@@ -250,7 +250,7 @@ class Nemesis:
             kind = hosts.host(name, host_vars, self.cluster)
             mechanism = f"{kind.kind}: thaw, reconnect, boot if down"
             try:
-                self._logged("setup", "heal-leftovers", name, mechanism, kind.heal_leftovers, begin_line=True)
+                self._logged("setup", "heal-leftovers", name, mechanism, kind.heal_leftovers)
             except Exception as exc:  # noqa: BLE001 - reported for every host, the caller decides
                 problems.append(f"healing what a killed run left on {name}: {type(exc).__name__}: {exc}")
         return problems
@@ -288,15 +288,13 @@ class Nemesis:
         """Run `call` in heal_all, once every fault is healed (e.g. a cleanup on a host the test cut off)."""
         self.after_heal.append((what, call))
 
-    def _logged(
-        self, action: str, kind: str, target: str, mechanism: str, call: Callable[[], None], *, begin_line: bool
-    ) -> None:
-        """Run `call` with its line in the fault log when it ends, its outcome or its error (raised again);
-        with `begin_line`, a line when it begins too, so an action that hangs (setup's boot of a host a
-        killed run left down) leaves a trace. A fault's start and heal write the end line only."""
+    def _logged(self, action: str, kind: str, target: str, mechanism: str, call: Callable[[], None]) -> None:
+        """Run `call` with a line in the fault log before it acts and one after, with its outcome or its
+        error (raised again), as Jepsen logs every nemesis operation when invoked and when it completes:
+        an action that hangs or kills the run (a heal that never returns, setup's boot of a host a killed
+        run left down) still leaves its begin line, for a fault's start and heal as for setup."""
         started = time.monotonic()
-        if begin_line:
-            self.log.begin(action, kind, target, mechanism=mechanism)
+        self.log.begin(action, kind, target, mechanism=mechanism, started=started)
         try:
             call()
         except BaseException as exc:
@@ -307,7 +305,7 @@ class Nemesis:
 
     def _act(self, action: str, fault: Fault, call: Callable[[], None]) -> None:
         mechanism = str(getattr(fault, "mechanism", fault.kind))
-        self._logged(action, fault.kind, fault.target, mechanism, call, begin_line=False)
+        self._logged(action, fault.kind, fault.target, mechanism, call)
 
     def start(self, fault: Fault) -> Fault:
         if any(f.kind == fault.kind and f.target == fault.target for f in self.active):

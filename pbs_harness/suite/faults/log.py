@@ -46,9 +46,10 @@ class FaultLog:
             FaultEvent(datetime.now(), started - self.began, action, kind, target, mechanism, now - started, error)
         )
 
-    def begin(self, action: str, kind: str, target: str, *, mechanism: str) -> None:
-        """The line of an action that is beginning; `record` writes its end."""
-        now = time.monotonic()
+    def begin(self, action: str, kind: str, target: str, *, mechanism: str, started: float | None = None) -> None:
+        """The line of an action that is beginning at `started` (time.monotonic(), default now); `record`
+        writes its end with the same `started`, so both lines carry the same offset."""
+        now = time.monotonic() if started is None else started
         self.events.append(
             FaultEvent(datetime.now(), now - self.began, action, kind, target, mechanism, 0.0, None, ended=False)
         )
