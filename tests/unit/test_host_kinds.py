@@ -141,9 +141,11 @@ def test_the_fault_layer_finds_the_kind_in_the_registry_and_logs_its_mechanism(r
     assert fault.backend.log == ["partition"]
     nemesis.heal(fault)
     assert fault.backend.log == ["partition", "reconnect"]
-    assert [(r.action, r.mechanism) for r in nemesis.log.events] == [
-        ("start", "recording: records 'partition'"),
-        ("heal", "recording: records 'partition'"),
+    assert [(r.ended, r.action, r.mechanism) for r in nemesis.log.events] == [
+        (False, "start", "recording: records 'partition'"),  # the line before it acts
+        (True, "start", "recording: records 'partition'"),
+        (False, "heal", "recording: records 'partition'"),
+        (True, "heal", "recording: records 'partition'"),
     ]
 
 
