@@ -68,7 +68,7 @@ def host_count(text: str) -> int:
 
 def cluster_count(text: str) -> int | str:
     """--clusters: a number of clusters, or `auto` (chosen from the machine, or the clusters that are up)."""
-    from pbs_harness.localcluster.fleet import MAX_CLUSTERS
+    from pbs_harness.localcluster.spec import MAX_CLUSTERS
 
     if text == "auto":
         return text

@@ -28,12 +28,10 @@ from pathlib import Path
 from pbs_harness.common import project
 from pbs_harness.common.errors import PreconditionError
 from pbs_harness.localcluster import capacity, network, preflight, provider, registry, state, written_inventory
-from pbs_harness.localcluster.spec import ClusterSpec
+from pbs_harness.localcluster.spec import MAX_CLUSTERS, ClusterSpec
 
 Report = Callable[[str], None]
 
-# Letters b..z name members 2..26; the bound is what a 2-core machine could ever use, and more.
-MAX_CLUSTERS = 12
 INVENTORY_DIR = "inventory"  # <state dir>/inventory: the written inventory of a member
 
 

@@ -12,6 +12,10 @@ from typing import TYPE_CHECKING, cast
 
 from pbs_harness.common.errors import PreconditionError
 
+# Letters b..z name members 2..26; the bound is what a 2-core machine could ever use, and more. Here, not in
+# fleet.py (which needs yaml): `up`'s parser checks --clusters with it, standard library only (cli/judge.py).
+MAX_CLUSTERS = 12
+
 if TYPE_CHECKING:
     from pbs_harness.hosts.local import LocalHostBase
 
