@@ -471,7 +471,7 @@ def restore(
     kept_jobs = repair_kept_jobs(pbs)
     if kept_jobs is not None:
         found += [
-            f"mom {host}: job {job} = in mom_priv/jobs, gone from the server"
+            str(leaks_mod.kept_job(host, job))
             for host, jobs in kept_jobs.kept.items()
             for job in jobs
             if job not in held_before

@@ -162,12 +162,16 @@ def kept_jobs(pbs, held_before: frozenset[str] = frozenset()) -> dict[str, list[
     return {host: jobs for host, jobs in sorted(kept.items()) if jobs}
 
 
+KEPT_JOB = "in mom_priv/jobs, gone from the server"
+
+
+def kept_job(host: str, job: str) -> Leak:
+    """The leak of a job a mom keeps after the server let it go."""
+    return Leak(f"mom {host}", f"job {job}", KEPT_JOB)
+
+
 def mom_jobs(pbs, held_before: frozenset[str] = frozenset()) -> list[Leak]:
-    return [
-        Leak(f"mom {host}", f"job {job}", "in mom_priv/jobs, gone from the server")
-        for host, jobs in kept_jobs(pbs, held_before).items()
-        for job in jobs
-    ]
+    return [kept_job(host, job) for host, jobs in kept_jobs(pbs, held_before).items() for job in jobs]
 
 
 def _hook_events(pbs, host_name: str, hook: str) -> str:

@@ -208,8 +208,8 @@ def test_a_job_a_mom_kept_after_the_server_let_it_go_is_a_leak_of_the_test() -> 
 
 
 def test_the_kept_pruned_sister_job_is_its_bug_only_when_alone() -> None:
-    """The strict xfail of ptl_tests' SisterKeptPrunedJob takes only jobs kept on one mom: a job kept
-    on two moms, or beside an assignment, is another finding (Leaked)."""
+    """The strict xfail of ptl_tests' SisterKeptPrunedJob takes only jobs kept on one mom, not the
+    primary: a job kept on two moms, beside an assignment, or on the primary is another finding (Leaked)."""
     from ptl_tests.reliable_startup.kept_jobs import SisterKeptPrunedJob
 
     kept = leaks.Leak("mom lk03", "job 7.lk01", "in mom_priv/jobs, gone from the server")
@@ -218,6 +218,9 @@ def test_the_kept_pruned_sister_job_is_its_bug_only_when_alone() -> None:
     assert type(leaks.error([kept], SisterKeptPrunedJob)) is SisterKeptPrunedJob
     assert type(leaks.error([kept, other_mom], SisterKeptPrunedJob)) is leaks.Leaked
     assert type(leaks.error([kept, ncpus], SisterKeptPrunedJob)) is leaks.Leaked
+    # The primary (the server host, whose name the job id carries) keeping the job is another bug.
+    on_primary = leaks.kept_job("lk01", "7.lk01")
+    assert type(leaks.error([on_primary], SisterKeptPrunedJob)) is leaks.Leaked
 
 
 def test_jobs_kept_for_a_whole_settle_already_are_not_waited_for_again() -> None:

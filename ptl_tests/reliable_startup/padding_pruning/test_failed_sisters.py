@@ -195,7 +195,7 @@ def test_a_sister_pruned_after_its_prologue_failed_lets_the_job_go(kit, nemesis)
         held = sorted(exc.last or {})  # type: ignore[arg-type]
         if held == [failed]:
             raise SisterKeptPrunedJob(
-                [leaks.Leak(f"mom {failed}", f"job {job_id}", "in mom_priv/jobs, gone from the server")],
+                [leaks.kept_job(failed, job_id)],
                 f" (the job finished on the server and gone from the primary, {failed} pruned away after its "
                 f"prologue failed still holds it after {leaks.SETTLE} s; held right after the qdel: {held_by})",
             ) from exc
