@@ -115,6 +115,8 @@ class SshHost(HostKind):
         )
 
     def heal_leftovers(self) -> None:
-        self.reconnect()
-        self.resume()
+        """The base's sequence (undo_faults: resume, then reconnect), then a boot whatever is_running says:
+        a crash here kills PBS, not the host, so the host still answers (is_running) with PBS dead, and
+        the base's "boot only if down" would leave it so. START_PBS starts only what is not running."""
+        self.undo_faults()
         self.boot()

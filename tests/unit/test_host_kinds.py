@@ -8,6 +8,7 @@ interface's defaults (lifecycle refused for unmanaged kinds, heal_leftovers) hol
 from __future__ import annotations
 
 import sys
+from types import SimpleNamespace
 from typing import ClassVar
 
 import pytest
@@ -115,6 +116,40 @@ def test_heal_leftovers_thaws_reconnects_boots(recording_kind):
     assert h.log == ["resume", "reconnect"]
 
 
+class _RecordingSshConnection:
+    """An ssh host's connection that records each command and answers ok (FAKED: connects nowhere)."""
+
+    def __init__(self) -> None:
+        self.commands: list[str] = []
+
+    def run(self, command: str, timeout: float = 120) -> SimpleNamespace:
+        self.commands.append(command)
+        return SimpleNamespace(ok=True, stdout="", stderr="", rc=0)
+
+    check = run
+
+
+def test_the_ssh_kind_heals_in_the_base_order_and_always_starts_pbs():
+    """resume, reconnect (HostKind.undo_faults, not a sequence of its own), then START_PBS although the
+    host answers: an ssh crash kills PBS, not the host, so is_running cannot tell that PBS is down."""
+    from pbs_harness.hosts.ssh import CHAIN, START_PBS, SshHost
+
+    assert SshHost.undo_faults is HostKind.undo_faults
+    conn = _RecordingSshConnection()
+    cluster = SimpleNamespace(hosts={"vm1": conn}, users=lambda: ["pbsuser"])
+    h = SshHost("vm1", {}, cluster)
+    assert h.is_running()
+    conn.commands.clear()
+    h.heal_leftovers()
+    assert len(conn.commands) == 3, conn.commands  # nothing asked first (undo_faults without `say`)
+    resume, reconnect, boot = conn.commands
+    assert resume.endswith("| xargs -r kill -CONT")
+    assert "pgrep -u pbsuser" in resume
+    assert f"-D INPUT -j {CHAIN}" in reconnect
+    assert f"-D OUTPUT -j {CHAIN}" in reconnect
+    assert boot == START_PBS
+
+
 def test_every_registered_kind_imports():
     for name in hosts.names():
         cls = hosts.get_kind_class(name)
@@ -124,7 +159,6 @@ def test_every_registered_kind_imports():
 def _cluster_of(kind: str):
     """A cluster of one host of `kind` as the fault layer reads it (inventory variables, connections):
     FAKED, nothing connects; the kind's own methods are the real ones."""
-    from types import SimpleNamespace
 
     closed: list[str] = []
     conn = SimpleNamespace(close=lambda: closed.append("h1"))
