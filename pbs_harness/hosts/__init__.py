@@ -12,12 +12,9 @@ from __future__ import annotations
 import importlib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from pbs_harness.hosts.base import KIND_VAR, HostKind, HostVars
-
-if TYPE_CHECKING:
-    from pbs_harness.remote.cluster import Cluster
+from pbs_harness.hosts.base import KIND_VAR, ClusterConnections, HostKind, HostVars
 
 # A host without KIND_VAR: reached over SSH only.
 DEFAULT_KIND = "ssh"
@@ -94,7 +91,7 @@ def undeclared(hosts_vars: Mapping[str, HostVars], faults: tuple[str, ...] | lis
     return None
 
 
-def host(name: str, host_vars: Mapping[str, Any], cluster: Cluster | None = None) -> HostKind:
+def host(name: str, host_vars: Mapping[str, Any], cluster: ClusterConnections | None = None) -> HostKind:
     """One host as its kind models it."""
     return kind_of(host_vars)(name, host_vars, cluster)
 

@@ -19,10 +19,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol
-
-if TYPE_CHECKING:
-    from pbs_harness.remote.cluster import Cluster
+from typing import Any, ClassVar, Protocol
 
 # A host's inventory variables, as `ansible-inventory --list` gives them.
 HostVars = Mapping[str, Any]
@@ -55,6 +52,26 @@ class BroughtUp(Protocol):
     def label(self) -> str: ...  # e.g. `local cluster pbsh01..pbsh06 (10.71.0.0/24)`
 
 
+class HostConnection(Protocol):
+    """One host's connection, as a kind uses it (remote.transport.RemoteHost; results: its CommandResult)."""
+
+    def run(self, cmd: str, *, timeout: float = 120) -> Any: ...
+
+    def check(self, cmd: str, **kwargs: object) -> Any: ...
+
+    def run_as_login(self, cmd: str, *, timeout: float = 120) -> Any: ...
+
+
+class ClusterConnections(Protocol):
+    """What a kind uses of the cluster under test (remote.cluster.Cluster): declared here, below the
+    remote/ package, because remote/inventory.py asks the registry (pbs_harness.hosts) for its kind."""
+
+    @property
+    def hosts(self) -> Mapping[str, HostConnection]: ...
+
+    def users(self) -> list[str]: ...
+
+
 class HostKind(ABC):
     """One host of one kind. Subclasses set NAME and implement the abstract methods."""
 
@@ -76,7 +93,7 @@ class HostKind(ABC):
     FAULTS: ClassVar[frozenset[str]] = frozenset()
     MECHANISMS: ClassVar[Mapping[str, str]] = {}
 
-    def __init__(self, name: str, host_vars: HostVars, cluster: Cluster | None = None) -> None:
+    def __init__(self, name: str, host_vars: HostVars, cluster: ClusterConnections | None = None) -> None:
         self.name = name
         self.host_vars = host_vars
         self.cluster = cluster  # the connections of the inventory (run, check); None before deploy

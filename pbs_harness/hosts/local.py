@@ -16,14 +16,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pbs_harness.common.errors import PreconditionError
-from pbs_harness.hosts.base import BOOT, CRASH, PARTITION, PAUSE, HostKind, HostVars
+from pbs_harness.hosts.base import BOOT, CRASH, PARTITION, PAUSE, ClusterConnections, HostKind, HostVars
 from pbs_harness.localcluster import hostproc, network, state
 from pbs_harness.localcluster.containers import cgroups
 from pbs_harness.localcluster.spec import DEFAULT_FLAVOUR, ClusterSpec, HostSpec
 
 if TYPE_CHECKING:
     from pbs_harness.localcluster.registry import KnownCluster
-    from pbs_harness.remote.cluster import Cluster
 
 PARTITION_MECHANISM = f"iptables chain {network.PARTITION_CHAIN} in the host's network namespace, set from this machine"
 # The local inventory script (inventory/local/cluster.py): it lists the configured state directory's cluster.
@@ -40,7 +39,7 @@ class LocalHostBase(HostKind):
         self,
         name: str,
         host_vars: HostVars,
-        cluster: Cluster | None = None,
+        cluster: ClusterConnections | None = None,
         *,
         st: state.ClusterState | None = None,
         root: Path | None = None,
