@@ -1,9 +1,10 @@
 """The import graph of pbs_harness/ and its cycles: `python scripts/import_graph.py [CHECKOUT]`.
 
 Files are nodes, imports edges, read with ast (nothing is imported or run). Two graphs: the imports
-run when a module loads (top level), and all of them, the lazy ones inside functions too (a cycle
-there is one as soon as both functions run). docs/architecture.md names each cycle left, and why;
-tests/unit/test_import_graph.py fails on any other.
+run when a module loads (top level), and all of them: the lazy ones inside functions too (a cycle
+there is one as soon as both functions run), and those under `if TYPE_CHECKING:` (a module whose
+types name another cannot be read without it). tests/unit/test_import_graph.py fails on any cycle in
+either; none is left (docs/architecture.md, "Import cycles").
 """
 
 from __future__ import annotations
@@ -101,7 +102,7 @@ if __name__ == "__main__":
         edges = graph(root, top_only)
         found = cycles(edges)
         imports_n = sum(map(len, edges.values()))
-        what = "top-level imports" if top_only else "all imports (lazy too)"
+        what = "top-level imports" if top_only else "all imports (lazy and type-only too)"
         sys.stdout.write(f"{what}: {len(edges)} modules, {imports_n} imports, {len(found)} cycles\n")
         for comp in found:
             sys.stdout.write(f"  cycle of {len(comp)} modules:\n")

@@ -62,7 +62,7 @@ def _inventory_to_write(args: argparse.Namespace) -> str | None:
 def cmd_cluster_up(args: argparse.Namespace) -> int:
     from pbs_harness.common import project
     from pbs_harness.deploy import packages
-    from pbs_harness.localcluster import provider, written_inventory
+    from pbs_harness.localcluster import cluster_kind, provider, written_inventory
 
     use_state_dir(args)
     if args.write_inventory:  # a path that cannot be written is refused before anything is looked at or made
@@ -89,7 +89,7 @@ def cmd_cluster_up(args: argparse.Namespace) -> int:
         written_inventory.check_target(Path(target).resolve())  # refuse before anything is created
     start = time.monotonic()
     st = provider.up(spec, progress, packages=found)
-    progress(f"local cluster up: {st.spec.describe()} in {time.monotonic() - start:.1f}s")
+    progress(f"local cluster up: {cluster_kind.describe(st.spec)} in {time.monotonic() - start:.1f}s")
     if target:
         hosts = written_inventory.write(Path(target), None, project.root())
         args.written_inventory = str(hosts.parent)

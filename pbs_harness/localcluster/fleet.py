@@ -27,7 +27,16 @@ from pathlib import Path
 
 from pbs_harness.common import project
 from pbs_harness.common.errors import PreconditionError
-from pbs_harness.localcluster import capacity, network, preflight, provider, registry, state, written_inventory
+from pbs_harness.localcluster import (
+    capacity,
+    cluster_kind,
+    network,
+    preflight,
+    provider,
+    registry,
+    state,
+    written_inventory,
+)
 from pbs_harness.localcluster.spec import MAX_CLUSTERS, ClusterSpec
 
 Report = Callable[[str], None]
@@ -110,7 +119,7 @@ def recorded(base_root: Path | None = None) -> list[Member]:
 
 
 def describe(member: Member) -> str:
-    return f"cluster {member.index} ({member.name}): {member.spec.describe()}, state {member.root}"
+    return f"cluster {member.index} ({member.name}): {cluster_kind.describe(member.spec)}, state {member.root}"
 
 
 # --- planning: what `auto` leaves open, and what the machine can hold ------------------------------

@@ -10,7 +10,7 @@ import shlex
 from pathlib import Path
 from typing import Any
 
-from pbs_harness.localcluster import roles, sshkeys, state
+from pbs_harness.localcluster import cluster_kind, roles, sshkeys, state
 from pbs_harness.localcluster.spec import ClusterSpec
 
 GROUPS = ("pbs_server", "pbs_moms", "pbs_clients")
@@ -62,7 +62,7 @@ def inventory(root: Path | None = None) -> dict[str, Any]:
             **{g: {"hosts": []} for g in GROUPS},
         }
     spec = st.spec
-    conn = {**connection_vars(spec, root), **spec.kind.inventory_vars(st)}
+    conn = {**connection_vars(spec, root), **cluster_kind.of(spec).inventory_vars(st)}
     hostvars = {h.name: {"ansible_host": h.ip, **conn} for h in spec.hosts}
     listing: dict[str, Any] = {
         "_meta": {"hostvars": hostvars},

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from pbs_harness.common import project, shell
 from pbs_harness.common.errors import PreconditionError, UnreachableError
-from pbs_harness.localcluster import hostsfile, network, preflight, registry, sshkeys, state
+from pbs_harness.localcluster import cluster_kind, hostsfile, network, preflight, registry, sshkeys, state
 from pbs_harness.localcluster.spec import ClusterSpec, HostSpec
 
 if TYPE_CHECKING:
@@ -53,7 +53,7 @@ def claim(old: state.ClusterState | None, spec: ClusterSpec, here: str, root: Pa
         )
     if old.spec != spec:
         raise PreconditionError(
-            f"a local cluster of another shape is up in {state.state_dir(root)} ({old.spec.describe()})",
+            f"a local cluster of another shape is up in {state.state_dir(root)} ({cluster_kind.describe(old.spec)})",
             "take it down first (pbs-harness down) or repeat its shape, or use another state directory (--state-dir)",
         )
     old.owner = here
@@ -83,7 +83,7 @@ def up(
     progress(f"network: bridge {spec.bridge} {spec.bridge_ip}/{spec.prefixlen}")
     network.ensure_bridge(spec)
     sshkeys.ensure_client_key(root)
-    spec.kind.prepare_cluster(st, old, root, progress)
+    cluster_kind.of(spec).prepare_cluster(st, old, root, progress)
     sshkeys.write_client_files(spec, root)
     hosts = [backend(st, h, root) for h in spec.hosts]
     found_running = set()
@@ -118,7 +118,7 @@ def _wait_or_reboot(host: LocalHost, found_running: bool, progress: Progress) ->
 
 def backend(st: state.ClusterState, host: HostSpec, root: Path | None = None) -> LocalHost:
     """One host of the cluster recorded in `st`, as its kind (from the registry: the spec names it) models it."""
-    return st.spec.kind.in_cluster(st, host, root)
+    return cluster_kind.of(st.spec).in_cluster(st, host, root)
 
 
 def _hand_over_placeholders(st: state.ClusterState, others: list[registry.KnownCluster]) -> list[str]:
@@ -158,7 +158,7 @@ def down(progress: Progress = _quiet, root: Path | None = None) -> bool:
             path.rmdir()
         elif path.is_file() and path.stat().st_size == 0:
             path.unlink()
-    spec.kind.forget_cluster(st, root, others, progress)
+    cluster_kind.of(spec).forget_cluster(st, root, others, progress)
     sdir = state.state_dir(root)
     shutil.rmtree(sdir)
     if sdir.parent.name == "pbs-harness" and not any(sdir.parent.iterdir()):

@@ -8,16 +8,12 @@ from __future__ import annotations
 import ipaddress
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, cast
 
 from pbs_harness.common.errors import PreconditionError
 
 # Letters b..z name members 2..26; the bound is what a 2-core machine could ever use, and more. Here, not in
 # fleet.py (which needs yaml): `up`'s parser checks --clusters with it, standard library only (cli/judge.py).
 MAX_CLUSTERS = 12
-
-if TYPE_CHECKING:
-    from pbs_harness.hosts.local import LocalHostBase
 
 DEFAULT_SUBNET = "10.71.0.0/24"
 DEFAULT_HOSTS = 6
@@ -91,18 +87,6 @@ class ClusterSpec:
     @property
     def ssh_user(self) -> str:
         return self.login_user or "root"
-
-    def describe(self) -> str:
-        login = f", login user {self.login_user}" if self.login_user else ""
-        kind = self.kind.describe_hosts(self)
-        return f"{self.host_count}{kind} hosts {self.hosts[0].name}.. on {self.subnet}{login}"
-
-    @property
-    def kind(self) -> type[LocalHostBase]:
-        """The kind of host the cluster is made of, from the registry of host kinds (pbs_harness.hosts)."""
-        from pbs_harness import hosts
-
-        return cast("type[LocalHostBase]", hosts.get_kind_class(self.flavour))
 
     @property
     def bridge_ip(self) -> str:

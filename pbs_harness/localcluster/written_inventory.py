@@ -20,8 +20,8 @@ from pathlib import Path
 import yaml
 
 from pbs_harness.common.errors import PreconditionError
+from pbs_harness.localcluster import cluster_kind, roles, sshkeys, state
 from pbs_harness.localcluster import inventory as local_inventory
-from pbs_harness.localcluster import roles, sshkeys, state
 
 MARK = "# Written by pbs-harness (--write-inventory)"
 _INVENTORY_ROOT_RE = re.compile(r"\{\{\s*inventory_dir\s*\}\}/\.\./\.\.")
@@ -64,7 +64,7 @@ def _hosts_yml(st: state.ClusterState, root: Path | None, known_hosts: Path) -> 
     spec = st.spec
     ip = {h.name: h.ip for h in spec.hosts}
     # Per host, so that they outrank group_vars/ (the kind's inventory_vars: hosts/namespace.py, hosts/system.py).
-    flavour = st.spec.kind.inventory_vars(st)
+    flavour = cluster_kind.of(st.spec).inventory_vars(st)
     children = {
         group: {"hosts": {name: {"ansible_host": ip[name], **flavour} for name in members}}
         for group, members in local_inventory.groups(spec).items()
@@ -72,7 +72,7 @@ def _hosts_yml(st: state.ClusterState, root: Path | None, known_hosts: Path) -> 
     data = {"all": {"vars": local_inventory.connection_vars(spec, root, known_hosts), "children": children}}
     header = (
         f"{MARK} for the local cluster in {state.cluster_id(root)}:\n"
-        f"# {spec.describe()}. Written again by the next `up --write-inventory`; stale after `down`.\n"
+        f"# {cluster_kind.describe(spec)}. Written again by the next `up --write-inventory`; stale after `down`.\n"
         "# all.vars: how the hosts are reached (host keys pinned in .ssh/known_hosts beside this file) and\n"
         "# which local cluster they are (controller-side faults act on it). PBS settings: group_vars/.\n"
         "---\n"
@@ -100,7 +100,7 @@ def write(path: Path, root: Path | None, project_root: Path) -> Path:
     for src in sorted(source.rglob("*.yml")):
         rel = src.relative_to(source)
         text = adapt(src.read_text(), project_root)
-        note = f"# Adapted by pbs-harness from inventory/local/group_vars/{rel} for {spec.describe()}.\n"
+        note = f"# Adapted by pbs-harness from inventory/local/group_vars/{rel} for {cluster_kind.describe(spec)}.\n"
         text = text.replace("---\n", "---\n" + note, 1) if text.startswith("---\n") else note + text
         yaml.safe_load(text)  # adapting must keep it valid YAML
         dest = path / "group_vars" / rel

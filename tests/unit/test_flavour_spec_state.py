@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from pbs_harness.common.errors import PreconditionError
-from pbs_harness.localcluster import preflight, state
+from pbs_harness.localcluster import cluster_kind, preflight, state
 from pbs_harness.localcluster.spec import ClusterSpec
 
 # --- spec ---------------------------------------------------------------------------------------
@@ -22,8 +22,8 @@ from pbs_harness.localcluster.spec import ClusterSpec
 
 def test_a_system_cluster_says_so_in_its_description() -> None:
     system = ClusterSpec(prefix="sy", subnet="10.73.0.0/24", host_count=3, flavour="system", image="debian-11")
-    assert system.describe() == "3 debian-11 system hosts sy01.. on 10.73.0.0/24"
-    assert ClusterSpec(host_count=3).describe() == "3 hosts pbsh01.. on 10.71.0.0/24"
+    assert cluster_kind.describe(system) == "3 debian-11 system hosts sy01.. on 10.73.0.0/24"
+    assert cluster_kind.describe(ClusterSpec(host_count=3)) == "3 hosts pbsh01.. on 10.71.0.0/24"
     assert (ClusterSpec().flavour, ClusterSpec().image) == ("namespace", "debian-12")
 
 

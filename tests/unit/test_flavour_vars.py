@@ -22,8 +22,8 @@ from pbs_harness.common.errors import PreconditionError
 from pbs_harness.deploy.openpbs_source import PROVENANCE_FILE, Provenance
 from pbs_harness.hosts.base import KIND_VAR as FLAVOUR_VAR
 from pbs_harness.hosts.namespace import INVENTORY_VARS as NAMESPACE
+from pbs_harness.localcluster import cluster_kind, sshkeys, state, written_inventory
 from pbs_harness.localcluster import inventory as local_inventory
-from pbs_harness.localcluster import sshkeys, state, written_inventory
 from pbs_harness.localcluster.spec import ClusterSpec
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -50,7 +50,7 @@ def cluster_state(root: Path, flavour: str, packages: Path | None = None) -> sta
 
 def test_namespace_hosts_share_this_machines_openpbs_names_and_homes(tmp_path: Path) -> None:
     st = cluster_state(tmp_path / "state", "namespace")
-    assert st.spec.kind.inventory_vars(st) == {
+    assert cluster_kind.of(st.spec).inventory_vars(st) == {
         FLAVOUR_VAR: "namespace",
         "openpbs_install_method": "existing",
         "openpbs_common_shared_etc": True,
@@ -63,7 +63,7 @@ def test_namespace_hosts_share_this_machines_openpbs_names_and_homes(tmp_path: P
 def test_system_hosts_install_the_recorded_packages_and_share_nothing(tmp_path: Path) -> None:
     packages = packages_folder(tmp_path / "packages")
     st = cluster_state(tmp_path / "state", "system", packages)
-    assert st.spec.kind.inventory_vars(st) == {
+    assert cluster_kind.of(st.spec).inventory_vars(st) == {
         FLAVOUR_VAR: "system",
         "openpbs_install_method": "packages",
         "openpbs_install_packages_dir": str(packages),
@@ -83,7 +83,7 @@ def test_system_hosts_without_their_packages_record_are_refused_with_the_fix(tmp
     (tmp_path / "empty").mkdir()
     st = cluster_state(tmp_path / "state", "system", packages)
     with pytest.raises(PreconditionError) as err:
-        st.spec.kind.inventory_vars(st)
+        cluster_kind.of(st.spec).inventory_vars(st)
     assert "the system hosts' OpenPBS packages are not where the cluster recorded them" in err.value.message
     assert PROVENANCE_FILE in err.value.message
     assert err.value.hint == (
@@ -97,7 +97,7 @@ def test_every_flavour_variable_is_a_role_variable(tmp_path: Path) -> None:
     for defaults in ROOT.glob("roles/*/defaults/main.yml"):
         documented |= set(yaml.safe_load(defaults.read_text()))
     system = cluster_state(tmp_path / "state", "system", packages_folder(tmp_path / "packages"))
-    names = (set(NAMESPACE) | set(system.spec.kind.inventory_vars(system))) - {FLAVOUR_VAR}
+    names = (set(NAMESPACE) | set(cluster_kind.of(system.spec).inventory_vars(system))) - {FLAVOUR_VAR}
     assert names <= documented, names - documented
 
 
@@ -110,7 +110,8 @@ def test_the_inventory_script_gives_each_host_its_flavours_variables(tmp_path: P
     assert sorted(hostvars) == ["sy01", "sy02", "sy03"]
     for name, host_vars in hostvars.items():
         assert host_vars["ansible_host"] == st.spec.host(name).ip
-        assert {k: host_vars[k] for k in st.spec.kind.inventory_vars(st)} == st.spec.kind.inventory_vars(st)
+        kind_vars = cluster_kind.of(st.spec).inventory_vars(st)
+        assert {k: host_vars[k] for k in kind_vars} == kind_vars
     # The group-level listing carries none of them: per host only, so no group_vars file can win.
     for group in local_inventory.GROUPS:
         assert FLAVOUR_VAR not in listing[group].get("vars", {})
@@ -142,7 +143,7 @@ def test_a_written_inventorys_host_variables_outrank_its_group_vars(tmp_path: Pa
     (out / "group_vars" / "pbs_moms" / "site.yml").write_text(
         "---\n" + yaml.safe_dump({"openpbs_mom_usecp": ["*:/site /site"]})
     )
-    want = st.spec.kind.inventory_vars(st)
+    want = cluster_kind.of(st.spec).inventory_vars(st)
     for host in ("sy01", "sy03"):  # the server host (in every group) and a mom
         got = ansible_host_vars(out, host)
         assert {k: got.get(k) for k in want} == want, host

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from pbs_harness import hosts
 from pbs_harness.common.errors import PreconditionError
-from pbs_harness.localcluster import state
+from pbs_harness.localcluster import cluster_kind, state
 
 Progress = Callable[[str], None]
 
@@ -49,7 +49,7 @@ def of(state_dir: Path) -> Roots:
         )
     roots = {}
     for spec in st.spec.hosts:
-        own = st.spec.kind.in_cluster(st, spec, state_dir).own_root()
+        own = cluster_kind.of(st.spec).in_cluster(st, spec, state_dir).own_root()
         assert own is not None, f"{st.flavour} hosts install OpenPBS packages into roots of their own"
         roots[spec.name] = own
     missing = [name for name, root in roots.items() if not (root / "etc").is_dir()]
