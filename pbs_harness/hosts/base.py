@@ -92,6 +92,9 @@ class HostKind(ABC):
     # The faults this kind can inject, and how each acts (for the fault log, Jepsen's history).
     FAULTS: ClassVar[frozenset[str]] = frozenset()
     MECHANISMS: ClassVar[Mapping[str, str]] = {}
+    # How heal_leftovers acts, for the fault log's line of the session's heal (a kind that heals
+    # otherwise says so with its override).
+    HEAL_MECHANISM: ClassVar[str] = "thaw, reconnect, boot if down"
 
     def __init__(self, name: str, host_vars: HostVars, cluster: ClusterConnections | None = None) -> None:
         self.name = name

@@ -44,6 +44,7 @@ class SshHost(HostKind):
         "pause": "SIGSTOP of the PBS daemons and the test users' processes, over SSH",
         "partition": f"iptables chain {CHAIN} on the host, over SSH, sparing the harness's own session",
     }
+    HEAL_MECHANISM = "thaw, reconnect, start PBS's stopped daemons (always: a crash leaves the host answering)"
 
     @classmethod
     def unreachable_hint(cls, inventory_path: Path) -> str:

@@ -150,6 +150,20 @@ def test_the_ssh_kind_heals_in_the_base_order_and_always_starts_pbs():
     assert boot == START_PBS
 
 
+def test_the_session_heal_logs_how_each_kind_heals(recording_kind):
+    """The fault log's line of the session's heal quotes the kind's HEAL_MECHANISM: the base's, or the ssh
+    kind's own (it starts PBS whether or not the host answers)."""
+    from pbs_harness.suite.faults import Nemesis
+
+    conn = _RecordingSshConnection()
+    cluster = SimpleNamespace(hosts={"vm1": conn, "h1": conn}, users=lambda: ["pbsuser"])
+    nemesis = Nemesis(cluster)
+    assert nemesis.setup({"vm1": {}, "h1": {hosts.KIND_VAR: "recording"}}) == []
+    text = nemesis.log.text()
+    assert " begin setup heal-leftovers on h1 via recording: thaw, reconnect, boot if down" in text
+    assert " begin setup heal-leftovers on vm1 via ssh: thaw, reconnect, start PBS's stopped daemons (always: " in text
+
+
 def test_every_registered_kind_imports():
     for name in hosts.names():
         cls = hosts.get_kind_class(name)

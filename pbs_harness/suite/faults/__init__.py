@@ -242,13 +242,14 @@ class Nemesis:
     def setup(self, hosts_vars: Mapping[str, HostVars]) -> list[str]:
         """Jepsen's nemesis setup, once per test session before any test: every host's kind heals what a
         killed run may have left on it (HostKind.heal_leftovers: thaw, reconnect, boot), whatever the
-        kind. Each heal is written to the fault log when it begins and when it ends, so a heal that hangs
-        (a boot that never answers) leaves its trace. Returns the heals that failed, instead of raising.
-        Without connections (`cluster` None) only kinds that act from this machine can heal."""
+        kind. Each heal is written to the fault log, with how the kind heals (HEAL_MECHANISM), when it
+        begins and when it ends, so a heal that hangs (a boot that never answers) leaves its trace.
+        Returns the heals that failed, instead of raising. Without connections (`cluster` None) only kinds
+        that act from this machine can heal."""
         problems = []
         for name, host_vars in sorted(hosts_vars.items()):
             kind = hosts.host(name, host_vars, self.cluster)
-            mechanism = f"{kind.kind}: thaw, reconnect, boot if down"
+            mechanism = f"{kind.kind}: {kind.HEAL_MECHANISM}"
             try:
                 self._logged("setup", "heal-leftovers", name, mechanism, kind.heal_leftovers)
             except Exception as exc:  # noqa: BLE001 - reported for every host, the caller decides
