@@ -29,18 +29,32 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from pathlib import Path, PurePosixPath
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from pbs_harness.localcluster import state  # noqa: E402
-from pbs_harness.ptl import accounts, install, mapping, report, restore, results, runner, selection, site  # noqa: E402
+from pbs_harness import hosts  # noqa: E402
+from pbs_harness.localcluster import fleet, state  # noqa: E402
+from pbs_harness.ptl import (  # noqa: E402
+    accounts,
+    install,
+    mapping,
+    pool,
+    report,
+    restore,
+    results,
+    runner,
+    scenarios,
+    selection,
+    site,
+)
 from pbs_harness.remote import inventory  # noqa: E402 - after sys.path setup
 from pbs_harness.remote.cluster import Cluster  # noqa: E402
 
 HARNESS = [sys.executable, "-m", "pbs_harness"]
+DEFAULT_PART_SIZE = 3  # PTL tests per pbs_benchpress on several clusters: small parts keep every cluster busy
 OUT_DIR = ROOT / "reports" / "bench-ptl"
 UNMAPPED: list[str] = []  # PTL tests of the source with no row in the mapping (docs/suites/*.md)
 
@@ -59,7 +73,7 @@ def cluster_args(args: argparse.Namespace) -> list[str]:
 
 
 def up(args: argparse.Namespace) -> None:
-    argv = [*HARNESS, "up", *cluster_args(args)]
+    argv = [*HARNESS, "up", *cluster_args(args), *(["--clusters", str(args.clusters)] if args.clusters > 1 else [])]
     say(" ".join(argv[2:]))
     start = time.monotonic()
     proc = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, check=False)
@@ -74,6 +88,18 @@ def up(args: argparse.Namespace) -> None:
 def inventory_path(args: argparse.Namespace) -> Path:
     written = state.state_dir(Path(args.state_dir) if args.state_dir else None) / "inventory"
     return written if (written / "hosts.yml").exists() else ROOT / "inventory" / "local"
+
+
+def inventory_paths(args: argparse.Namespace) -> list[Path]:
+    """The inventory of each cluster the bench uses: the one cluster's, or those of the first --clusters
+    members of the local fleet `up` brought up."""
+    if args.clusters == 1:
+        return [inventory_path(args)]
+    members = fleet.recorded(Path(args.state_dir) if args.state_dir else None)[: args.clusters]
+    found = [m.written_inventory() for m in members if (m.written_inventory() / "hosts.yml").exists()]
+    if len(found) < args.clusters:
+        sys.exit(f"{args.clusters} clusters asked for, {len(found)} are up with an inventory: see {OUT_DIR / 'up.log'}")
+    return found
 
 
 def install_ptl(cluster: Cluster, where: site.PtlSite, source_path: str | None) -> install.Source:
@@ -126,9 +152,19 @@ def drop_accounts(cluster: Cluster) -> None:
             say(f"{host.name}: could not remove {left.users + left.groups} (still recorded for the next run)")
 
 
-def run_ptl(cluster: Cluster, where: site.PtlSite, args: argparse.Namespace) -> list[report.FileResult]:
-    run_id = time.strftime("run-%Y%m%d-%H%M%S")
-    out: list[report.FileResult] = []
+@dataclass
+class Planned:
+    """One selected PTL file: its parts to run and how many tests the file's selection has."""
+
+    feature: str
+    path: str
+    in_file: int
+    parts: list[pool.Part]
+
+
+def plan(cluster: Cluster, where: site.PtlSite, args: argparse.Namespace) -> list[Planned]:
+    """The PTL files of the features asked for, their groups limited by --limit/--only, cut in parts."""
+    out = []
     for ptl_file in selection.FILES:
         if ptl_file.feature not in args.features:
             continue
@@ -144,47 +180,68 @@ def run_ptl(cluster: Cluster, where: site.PtlSite, args: argparse.Namespace) -> 
         if missing:
             say(f"WARNING {ptl_file.path}: no row in docs/suites/{ptl_file.feature}.md for {', '.join(missing)}")
         UNMAPPED.extend(f"{ptl_file.path}::{t}" for t in missing)
-        outcomes: list[results.Outcome] = []
-        asked, wall = 0, 0.0
+        groups = []
         for whole in selection.groups(ptl_file, text):
             picked = tuple(t for t in whole.tests if not args.only or t in args.only)
             group = selection.Group(whole.file, whole.num_moms, picked[: args.limit.get(ptl_file.feature)])
-            if not group.tests:
-                continue
-            run = runner.group_run(where, run_id, group)
-            say(f"PTL {ptl_file.path}: {len(group.tests)} tests on {group.num_moms} moms ({run.dir})")
-            body = runner.script(where, run, group)
-            rc, seconds = runner.run_group(cluster.server, run, body, runner.limit(group), progress=say)
-            asked, wall = asked + len(group.tests), wall + seconds
-            got = runner.fetch(cluster.server, run.json)
-            found = results.parse(got) if got else []
-            outcomes += found
-            say(f"  exit {rc}, {seconds:.0f}s: {results.counts(found, len(group.tests))}")
-            (OUT_DIR / "ptl").mkdir(parents=True, exist_ok=True)
-            if got:
-                (OUT_DIR / "ptl" / f"{run.name}.json").write_text(got)
-            log = runner.fetch(cluster.server, run.out)
-            if log:
-                (OUT_DIR / "ptl" / f"{run.name}.log.gz").write_bytes(gzip.compress(log.encode()))
-        if not asked:  # --only named none of this file's tests
-            continue
-        out.append(report.file_result(ptl_file.feature, ptl_file.path, asked, outcomes, wall, in_file=len(chosen)))
-        (OUT_DIR / "ptl-files.json").write_text(json.dumps([asdict(f) for f in out], indent=2) + "\n")
+            if group.tests:
+                groups.append(group)
+        if groups:  # --only may name none of this file's tests
+            out.append(Planned(ptl_file.feature, ptl_file.path, len(chosen), pool.parts(groups, args.part_size)))
+    return out
+
+
+def part_runner(cluster: Cluster, where: site.PtlSite, run_id: str) -> pool.Runner:
+    """What runs one part on `cluster`: its pbs_benchpress, then PTL's results and log copied here."""
+
+    def run(part: pool.Part, stop: Callable[[], bool]) -> pool.PartResult:
+        group = part.group
+        run = runner.group_run(where, run_id, group, part.index if part.of > 1 else 0)
+        say(f"{cluster_name(cluster)}: PTL {part.label}: {len(group.tests)} tests on {group.num_moms} moms ({run.dir})")
+        body = runner.script(where, run, group)
+        rc, seconds = runner.run_group(cluster.server, run, body, runner.limit(group), progress=say, stop=stop)
+        got = runner.fetch(cluster.server, run.json)
+        found = results.parse(got) if got else []
+        say(f"  {run.name}: exit {rc}, {seconds:.0f}s: {results.counts(found, len(group.tests))}")
+        (OUT_DIR / "ptl").mkdir(parents=True, exist_ok=True)
+        if got:
+            (OUT_DIR / "ptl" / f"{run.name}.json").write_text(got)
+        log = runner.fetch(cluster.server, run.out)
+        if log:
+            (OUT_DIR / "ptl" / f"{run.name}.log.gz").write_bytes(gzip.compress(log.encode()))
+        return pool.PartResult(part, cluster_name(cluster), rc, seconds, found)
+
+    return run
+
+
+def cluster_name(cluster: Cluster) -> str:
+    return cluster.server.name
+
+
+def file_results(planned: list[Planned], done: list[pool.PartResult]) -> list[report.FileResult]:
+    """Per PTL file: its parts' outcomes, and its PTL time = the sum of its parts' walls."""
+    out = []
+    for p in planned:
+        mine = [r for r in done if r.part.group.file.path == p.path]
+        asked = sum(len(part.group.tests) for part in p.parts)
+        outcomes = [o for r in mine for o in r.outcomes]
+        wall = sum(r.seconds for r in mine)
+        out.append(report.file_result(p.feature, p.path, asked, outcomes, wall, in_file=p.in_file))
     return out
 
 
 def run_ours(
-    args: argparse.Namespace, inv_path: Path, written: Callable[[dict[str, report.SuiteResult]], None]
+    args: argparse.Namespace, inv_paths: list[Path], written: Callable[[dict[str, report.SuiteResult]], None]
 ) -> dict[str, report.SuiteResult]:
-    """Each feature's suite, timed; `written` is called after each (the report so far)."""
+    """Each feature's suite on every cluster (one pytest-xdist worker each), timed; `written` is called
+    after each (the report so far)."""
     suites: dict[str, report.SuiteResult] = {}
     for feature in args.features:
         junit = OUT_DIR / f"ours-{feature}.xml"
         argv = [
             *HARNESS,
             "test",
-            "-i",
-            str(inv_path),
+            *(arg for path in inv_paths for arg in ("-i", str(path))),
             "-m",
             feature,
             "-p",
@@ -222,43 +279,142 @@ def baseline_difference(inv: inventory.Inventory) -> list[str]:
     cluster = Cluster.from_inventory(inv)
     try:
         after = print_server(cluster)
+        name = cluster_name(cluster)
     finally:
         cluster.close()
-    (OUT_DIR / "qmgr-after-redeploy.txt").write_text(after)
-    before = (OUT_DIR / "qmgr-before-ptl.txt").read_text().splitlines()
+    (OUT_DIR / f"qmgr-after-redeploy-{name}.txt").write_text(after)
+    before = (OUT_DIR / f"qmgr-before-ptl-{name}.txt").read_text().splitlines()
     now = after.splitlines()
-    return [f"- {ln}" for ln in before if ln not in now] + [f"+ {ln}" for ln in now if ln not in before]
+    return [f"- {name}: {ln}" for ln in before if ln not in now] + [f"+ {name}: {ln}" for ln in now if ln not in before]
+
+
+def same_scenarios(files: list[report.FileResult], features: list[str]) -> dict[str, scenarios.FeatureScenarios]:
+    """Each feature's PTL tests that ran (PTL's saved results) paired with ours (our suite's JUnit file)."""
+    out = {}
+    for feature in features:
+        junit = OUT_DIR / f"ours-{feature}.xml"
+        if not junit.exists():
+            continue
+        stems = [Path(f.ptl_file).stem for f in files if f.feature == feature]
+        ptl = [o for stem in stems for group in sorted((OUT_DIR / "ptl").glob(f"{stem}-*moms*.json"))
+               for o in results.parse(group.read_text())]  # fmt: skip
+        doc = (ROOT / "docs" / "suites" / f"{feature}.md").read_text()
+        out[feature] = scenarios.pair(feature, ptl, doc, scenarios.our_cases(junit.read_text()))
+    return out
+
+
+def report_data(meta: dict[str, str], files: list[report.FileResult], suites: dict[str, report.SuiteResult],
+                features: list[str]) -> tuple[dict[str, object], str]:  # fmt: skip
+    """The JSON object and the markdown of the report."""
+    paired = same_scenarios(files, features) if suites else {}
+    same = {k: asdict(v) | {"ratio": v.ratio} for k, v in paired.items()}
+    data = {
+        "meta": meta,
+        "same_scenarios": {**same, "all": scenarios.overall(paired)} if paired else None,
+        "ratio_ptl_over_ours": report.ratios(files, suites),
+        "files": report.rows(files, suites),
+    }
+    return data, report.markdown(files, suites, meta, paired)
+
+
+def put_ptl_into_hosts(cluster: Cluster, where: site.PtlSite) -> None:
+    """For hosts with roots of their own (system hosts): PTL, built here, and the harness's ssh directory,
+    copied into every host at the same path; their Python must be the one PTL's virtualenv was made with."""
+    if not where.copy_to_hosts:
+        return
+    here = subprocess.run([where.host_python, "-VV"], capture_output=True, text=True, check=True).stdout.strip()
+    there = cluster.server.check(f"{where.host_python} -VV").strip()
+    if here != there:
+        sys.exit(
+            f"PTL's virtualenv is made here with {where.host_python} ({here}), and {where.server} has {there}: "
+            "it would not run there. Use hosts of this machine's distribution (e.g. --image debian-12 here)"
+        )
+    for name in cluster.inventory.hosts:
+        kind = hosts.host(name, cluster.inventory.hosts[name].vars, cluster)
+        for path in where.copy_to_hosts:
+            kind.put_tree(path)
+    copied = ", ".join(map(str, where.copy_to_hosts))
+    say(f"{cluster_name(cluster)}: {copied} copied into its {len(cluster.inventory.hosts)} hosts")
+
+
+def take_ptl_out_of_hosts(cluster: Cluster, where: site.PtlSite) -> None:
+    """The copies put_ptl_into_hosts made, removed: the ssh directory holds the harness's private key."""
+    for name in cluster.inventory.hosts:
+        kind = hosts.host(name, cluster.inventory.hosts[name].vars, cluster)
+        for path in where.copy_to_hosts:
+            kind.remove_tree(path)
 
 
 def ptl_phase(
-    inv: inventory.Inventory, where: site.PtlSite, args: argparse.Namespace
+    invs: list[inventory.Inventory], args: argparse.Namespace
 ) -> tuple[install.Source, list[report.FileResult], float]:
-    """PTL installed, its accounts made, its files run, the accounts removed: (source, results, wall)."""
-    cluster = Cluster.from_inventory(inv)
+    """PTL installed on every cluster, its accounts made, its files' parts shared out among the clusters,
+    every cluster restored and the accounts removed: (source, results, wall of the whole phase)."""
+    clusters = [Cluster.from_inventory(inv) for inv in invs]
+    sites = [site.of(inv) for inv in invs]
+    restores: list[Callable[[], None]] = []
     try:
-        src = install_ptl(cluster, where, args.source)
-        if where.build_dir:
-            accounts_text = (where.build_dir / "src" / accounts.ACCOUNTS_FILE).read_text()
+        src = None
+        for cluster, where in zip(clusters, sites, strict=True):
+            src = install_ptl(cluster, where, args.source)
+        assert src is not None
+        first = sites[0]
+        if first.build_dir:
+            accounts_text = (first.build_dir / "src" / accounts.ACCOUNTS_FILE).read_text()
         else:
             accounts_text = _archive_member(src.path, accounts.ACCOUNTS_FILE)
         wanted = accounts.parse(accounts_text)
         start = time.monotonic()
-        prefix = PurePosixPath(str(cluster.prefix))
-        before = restore.snapshot(cluster.moms, prefix)
-        scheduling = restore.sched_scheduling(cluster.server, prefix)
-        (OUT_DIR / "qmgr-before-ptl.txt").write_text(print_server(cluster))
-        try:
+        for cluster, where in zip(clusters, sites, strict=True):
+            prefix = PurePosixPath(str(cluster.prefix))
+            before = restore.snapshot(cluster.moms, prefix)
+            scheduling = restore.sched_scheduling(cluster.server, prefix)
+            (OUT_DIR / f"qmgr-before-ptl-{cluster_name(cluster)}.txt").write_text(print_server(cluster))
+
+            def undo(cluster=cluster, where=where, before=before, prefix=prefix, scheduling=scheduling) -> None:
+                for line in restore.revert(
+                    cluster.moms, cluster.server, before, prefix, where.bin_dir, scheduling=scheduling
+                ):
+                    say(f"{cluster_name(cluster)}: after PTL: {line}")
+                drop_accounts(cluster)
+                take_ptl_out_of_hosts(cluster, where)
+
+            restores.append(undo)
+            put_ptl_into_hosts(cluster, where)
             with_accounts(cluster, wanted)
-            files = run_ptl(cluster, where, args)
-        finally:
-            for line in restore.revert(
-                cluster.moms, cluster.server, before, prefix, where.bin_dir, scheduling=scheduling
-            ):
-                say(f"after PTL: {line}")
-            drop_accounts(cluster)
+        planned = plan(clusters[0], first, args)
+        work = sorted((part for p in planned for part in p.parts), key=lambda part: -expected_seconds(part))
+        say(f"PTL: {sum(len(p.group.tests) for p in work)} tests in {len(work)} parts on {len(clusters)} cluster(s)")
+        run_id = time.strftime("run-%Y%m%d-%H%M%S")
+        runners = {cluster_name(c): part_runner(c, w, run_id) for c, w in zip(clusters, sites, strict=True)}
+        done = pool.share_out(work, runners, say)
+        failed = [r for r in done if r.error]
+        if failed:
+            say("PTL parts that did not run: " + "; ".join(f"{r.part.label} on {r.cluster}: {r.error}" for r in failed))
+        files = file_results(planned, done)
+        (OUT_DIR / "ptl-files.json").write_text(json.dumps([asdict(f) for f in files], indent=2) + "\n")
         return src, files, time.monotonic() - start
     finally:
-        cluster.close()
+        for undo in restores:
+            undo()
+        for cluster in clusters:
+            cluster.close()
+
+
+# Seconds a PTL test took on average in the measured runs of docs/ptl.md (25 Nov 2026), per file: only to
+# start the longest parts first, so that no cluster is left with a long part at the end.
+EXPECTED_PER_TEST = {
+    "pbs_reliable_job_startup.py": 170,
+    "pbs_node_rampdown_keep_select.py": 86,
+    "pbs_node_rampdown.py": 60,
+    "pbs_maintenance_reservations.py": 75,
+    "pbs_admin_suspend.py": 46,
+}
+
+
+def expected_seconds(part: pool.Part) -> float:
+    name = part.group.file.path.rsplit("/", 1)[-1]
+    return len(part.group.tests) * EXPECTED_PER_TEST.get(name, 40) + 15 * part.group.num_moms
 
 
 def limits(text: str) -> dict[str, int | None]:
@@ -275,16 +431,16 @@ def report_again(out: Path) -> int:
     files = []
     for saved in json.loads((OUT_DIR / "ptl-files.json").read_text()):
         stem = Path(saved["ptl_file"]).stem
-        outcomes = [o for group in sorted((OUT_DIR / "ptl").glob(f"{stem}-*moms.json"))
+        outcomes = [o for group in sorted((OUT_DIR / "ptl").glob(f"{stem}-*moms*.json"))
                     for o in results.parse(group.read_text())]  # fmt: skip
         again = report.file_result(saved["feature"], saved["ptl_file"], saved["ptl_tests"], outcomes,
                                    saved["ptl_seconds"], in_file=saved.get("ptl_tests_in_file", 0))  # fmt: skip
         files.append(again)
     ours = OUT_DIR / "ours.json"
     suites = {k: report.SuiteResult(**v) for k, v in json.loads(ours.read_text()).items()} if ours.exists() else {}
-    data = {"meta": meta, "ratio_ptl_over_ours": report.ratios(files, suites), "files": report.rows(files, suites)}
+    data, text = report_data(meta, files, suites, list(dict.fromkeys(f.feature for f in files)))
     out.write_text(json.dumps(data, indent=2) + "\n")
-    out.with_suffix(".md").write_text(report.markdown(files, suites, meta))
+    out.with_suffix(".md").write_text(text)
     say(f"written again: {out} and {out.with_suffix('.md')}")
     return 0
 
@@ -298,6 +454,13 @@ def main() -> int:
     # the accounts removed); SIGINT even when a shell started this in the background with it ignored.
     signal.signal(signal.SIGINT, interrupt)
     signal.signal(signal.SIGTERM, interrupt)
+    args = parse_args()
+    if args.report_only:
+        return report_again(args.out)
+    return bench(args)
+
+
+def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
     parser.add_argument("--state-dir", help="the cluster's state directory (as for pbs-harness up)")
     parser.add_argument("--name-prefix", help="host-name prefix of the cluster")
@@ -313,6 +476,12 @@ def main() -> int:
     )
     parser.add_argument("--only", type=lambda v: {t for t in v.split(",") if t}, default=set(),
                         help="only these PTL tests (comma-separated names, in any selected file)")  # fmt: skip
+    parser.add_argument("--clusters", type=int, default=1,
+                        help="local clusters (pbs-harness up --clusters N) sharing out PTL's parts, and running our "
+                        "suites (one pytest-xdist worker each); default 1")  # fmt: skip
+    parser.add_argument("--part-size", type=int, default=None,
+                        help="PTL tests per pbs_benchpress (0: a whole group); default 0 on one cluster, "
+                        f"{DEFAULT_PART_SIZE} on several")  # fmt: skip
     parser.add_argument("--skip-ours", action="store_true", help="PTL only")
     parser.add_argument("--report-only", action="store_true", help="write the report again from the last run's files")
     parser.add_argument("--out", type=Path, default=ROOT / "reports" / "bench-ptl.json")
@@ -321,46 +490,60 @@ def main() -> int:
     unknown = sorted(set(args.features) - set(selection.FEATURES))
     if unknown:
         parser.error(f"unknown feature {', '.join(unknown)}: choose from {', '.join(selection.FEATURES)}")
-    if args.report_only:
-        return report_again(args.out)
+    if not 1 <= args.clusters <= 12:
+        parser.error(f"--clusters {args.clusters}: give 1 to 12")
+    if args.part_size is None:
+        args.part_size = 0 if args.clusters == 1 else DEFAULT_PART_SIZE
+    if args.part_size < 0:
+        parser.error(f"--part-size {args.part_size}: give 0 (whole groups) or more")
+    return args
+
+
+def bench(args: argparse.Namespace) -> int:
     if args.state_dir:
         os.environ["PBS_HARNESS_STATE_DIR"] = args.state_dir
     OUT_DIR.mkdir(parents=True, exist_ok=True)
     up(args)
-    inv_path = inventory_path(args)
-    inv = inventory.load(inv_path)
-    where = site.of(inv)
-    src, files, ptl_wall = ptl_phase(inv, where, args)
+    inv_paths = inventory_paths(args)
+    invs = [inventory.load(path) for path in inv_paths]
+    src, files, ptl_wall = ptl_phase(invs, args)
+    where = site.of(invs[0])
     meta = {
-        "cluster": f"{inv.kind.cluster_name(inv.server.vars) or inv.server.name}: {len(inv.hosts)} hosts, "
-        f"PTL's moms {', '.join(where.moms[:5])}",
+        "clusters": "; ".join(
+            f"{inv.kind.cluster_name(inv.server.vars) or inv.server.name}: {len(inv.hosts)} {inv.kind.NAME} hosts"
+            for inv in invs
+        ),
         "OpenPBS source": f"{src.path} ({src.ident})",
         "PTL": f"{where.bin_dir}/pbs_benchpress ({install.NOSE_FORK}), CLI mode (no SWIG pbs_ifl, as packaged)",
-        "machine": f"{os.cpu_count()} cores; one run, PTL then ours, on the same cluster",
+        "machine": f"{os.cpu_count()} cores; one run, PTL then ours, on the same cluster(s)",
+        "PTL parts": f"{args.part_size or 'whole groups'} tests per pbs_benchpress, shared out among "
+        f"{len(invs)} cluster(s); a file's PTL time is the sum of its parts' walls",
         "PTL phase wall (with account set-up)": f"{ptl_wall:.0f} s",
         "sample": ", ".join(f"{k}: first {v} tests of each group" for k, v in args.limit.items() if v)
         or ("only " + ", ".join(sorted(args.only)) if args.only else "every selected test"),
         "PTL tests without a row in docs/suites/*.md": ", ".join(UNMAPPED) or "none",
+        "command": " ".join(["bench/bench_ptl.py", *sys.argv[1:]]),
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
     }
 
     def written(suites: dict[str, report.SuiteResult]) -> None:
-        data = {"meta": meta, "ratio_ptl_over_ours": report.ratios(files, suites), "files": report.rows(files, suites)}
+        data, text = report_data(meta, files, suites, args.features)
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps(data, indent=2) + "\n")
-        args.out.with_suffix(".md").write_text(report.markdown(files, suites, meta))
+        args.out.with_suffix(".md").write_text(text)
 
     written({})  # PTL's half already, should our suites be interrupted
     suites: dict[str, report.SuiteResult] = {}
     if not args.skip_ours:
         say("restoring the harness's baseline that PTL reverted")
         up(args)
-        changed = baseline_difference(inv)
+        changed = [line for inv in invs for line in baseline_difference(inv)]
         say("server/scheduler configuration as before PTL" if not changed else
             "server/scheduler configuration differs from before PTL:\n  " + "\n  ".join(changed))  # fmt: skip
         meta["qmgr print server/sched, before PTL vs after the redeploy"] = (
             "same" if not changed else "; ".join(changed)
         )
-        suites = run_ours(args, inv_path, written)
+        suites = run_ours(args, inv_paths, written)
     say(f"written: {args.out} and {args.out.with_suffix('.md')}")
     ran = {f.feature for f in files if f.ptl_passed + f.ptl_failed > 0}
     ok = ran >= set(args.features) and (args.skip_ours or all(s.tests for s in suites.values()))

@@ -158,10 +158,26 @@ class HostKind(ABC):
         return None
 
     @classmethod
+    def staging_dir(cls, server_vars: HostVars) -> Path | None:
+        """For hosts that see no directory of this machine (shared_dir None): a directory of this machine
+        whose subdirectories the harness may copy into every host at the same path (put_tree), e.g. PTL
+        built here for hosts with their own root; None: the kind takes no such copies."""
+        return None
+
+    @classmethod
     def host_ssh_config(cls, server_vars: HostVars) -> Path | None:
         """An ssh_config at a path the hosts see, with which root logs in from one host to another; None:
         the hosts must allow it on their own."""
         return None
+
+    def put_tree(self, src: Path) -> None:
+        """Copy the directory `src` of this machine (under staging_dir) into the host at the same path,
+        replacing what is there, symbolic links kept as links."""
+        raise UnsupportedByKind(self.NAME, "copy directories into hosts")
+
+    def remove_tree(self, path: Path) -> None:
+        """Remove what put_tree copied to `path` on the host (nothing there: nothing to do)."""
+        raise UnsupportedByKind(self.NAME, "copy directories into hosts")
 
     # -- lifecycle (managed kinds; an unmanaged kind's hosts exist before and after the harness) --
 

@@ -12,6 +12,7 @@ changed, so `down` has nothing of the kind's to take back.
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
@@ -96,6 +97,34 @@ class SystemHost(LocalHostBase):
         state.save(st, root)
         for host in spec.hosts:
             sshkeys.ensure_host_key(host, root, spec.login_user)
+
+    @classmethod
+    def staging_dir(cls, server_vars: HostVars) -> Path | None:
+        """The cluster's state directory: each host has a root of its own, which this machine writes into."""
+        return state.state_dir_of(server_vars)
+
+    @classmethod
+    def host_ssh_config(cls, server_vars: HostVars) -> Path | None:
+        """The harness's own ssh_config, as for namespace hosts; these hosts see it once the state's ssh
+        directory is put into them (put_tree). None for a cluster with a login user (root refused)."""
+        root = state.state_dir_of(server_vars)
+        st = state.load(root)
+        if st is None or st.spec.login_user:
+            return None
+        return sshkeys.ssh_config(root)
+
+    def _in_root(self, path: Path) -> Path:
+        if not path.is_absolute() or ".." in path.parts:
+            raise ValueError(f"not an absolute path without '..': {path}")
+        return self.own_root() / path.relative_to("/")
+
+    def put_tree(self, src: Path) -> None:
+        dest = self._in_root(src)
+        shutil.rmtree(dest, ignore_errors=True)
+        shutil.copytree(src, dest, symlinks=True)
+
+    def remove_tree(self, path: Path) -> None:
+        shutil.rmtree(self._in_root(path), ignore_errors=True)
 
     def start(self) -> None:
         system_host.boot(self.cluster_spec, self.spec, self.lowerdirs, self.root)

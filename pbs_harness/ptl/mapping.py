@@ -71,6 +71,11 @@ def ours_named(markdown: str) -> set[str]:
     return {n for rows in tables(markdown) for row in rows for cell in row[1:] for n in _OUR_NAME.findall(cell)}
 
 
+def ours_in_row(row: str) -> list[str]:
+    """Our test names in a row of `mapped` (its non-PTL cells), in order, each once; [] for a reason."""
+    return list(dict.fromkeys(_OUR_NAME.findall(row)))
+
+
 def our_tests(suites_dir: Path) -> set[str]:
     """Every test function defined under ptl_tests/."""
     return {n for f in suites_dir.rglob("test_*.py") for n in _DEF.findall(f.read_text())}

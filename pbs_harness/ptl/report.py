@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from pbs_harness.ptl.results import Outcome
+from pbs_harness.ptl.scenarios import FeatureScenarios, overall
 
 
 @dataclass
@@ -149,7 +150,35 @@ def _minutes(seconds: float | None) -> str:
     return "-" if seconds is None else f"{seconds:.0f} s ({seconds / 60:.1f} min)"
 
 
-def markdown(files: list[FileResult], suites: dict[str, SuiteResult], meta: dict[str, str]) -> str:
+def same_scenario_lines(paired: Mapping[str, FeatureScenarios]) -> list[str]:
+    """The headline: PTL and ours over the same scenarios (pbs_harness.ptl.scenarios)."""
+    total = overall(paired)
+    lines = [
+        "## Same scenarios (the headline)",
+        "",
+        f"PTL tests that ran and have a counterpart of ours, each with its own duration, against our tests their "
+        f"rows name, each once with its own duration: PTL {total['ptl_tests']} tests {_minutes(total['ptl_seconds'])}, "
+        f"ours {total['ours_tests']} tests {_minutes(total['ours_seconds'])}, ratio PTL/ours **{total['ratio']}**.",
+        "",
+        "| feature | PTL tests paired | PTL time | our tests paired | our time | ratio PTL/ours | PTL tests without "
+        "a counterpart | our tests named but not run |",
+        "|---|---:|---:|---:|---:|---:|---|---|",
+    ]
+    for f in paired.values():
+        lines.append(
+            f"| {f.feature} | {len(f.ptl_paired)} | {_minutes(f.ptl_seconds)} | {len(f.ours_paired)} "
+            f"| {_minutes(f.ours_seconds)} | {'-' if f.ratio is None else f.ratio} "
+            f"| {', '.join(f.ptl_unpaired) or '-'} | {', '.join(f.ours_missing) or '-'} |"
+        )
+    return [*lines, "", "## Whole files and whole suites (different scopes: no comparison of the frameworks)", ""]
+
+
+def markdown(
+    files: list[FileResult],
+    suites: dict[str, SuiteResult],
+    meta: dict[str, str],
+    paired: Mapping[str, FeatureScenarios] | None = None,
+) -> str:
     ratio, full = ratios(files, suites), ratios(files, suites, full=True)
     sampled = any(f.ptl_tests < f.ptl_tests_in_file for f in files)
     lines = [
@@ -157,6 +186,7 @@ def markdown(files: list[FileResult], suites: dict[str, SuiteResult], meta: dict
         "",
         *(f"- {k}: {v}" for k, v in meta.items()),
         "",
+        *(same_scenario_lines(paired) if paired else []),
         "| feature | PTL file | PTL tests run (of) | passed | failed | skipped | not run | PTL wall |",
         "|---|---|---:|---:|---:|---:|---:|---:|",
     ]
@@ -186,8 +216,8 @@ def markdown(files: list[FileResult], suites: dict[str, SuiteResult], meta: dict
     total_ptl = sum(f.ptl_seconds for f in files if ratio.get(f.feature) is not None)
     lines += [
         "",
-        f"Whole run: PTL {_minutes(total_ptl)}, ours {_minutes(total_ours)}, ratio PTL/ours **{ratio['all']}**"
-        + (f"; with PTL's whole files estimated from the sample, **{full['all']}**." if sampled else "."),
+        f"Whole run: PTL {_minutes(total_ptl)}, ours {_minutes(total_ours)}, ratio PTL/ours {ratio['all']}"
+        + (f"; with PTL's whole files estimated from the sample (an estimate), {full['all']}." if sampled else "."),
     ]
     if sampled:
         lines += [

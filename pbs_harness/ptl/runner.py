@@ -71,9 +71,10 @@ class GroupRun:
         return self.dir / f"{self.name}.ptl-pid"  # pbs_benchpress's (it makes its own group: os.setpgrp)
 
 
-def group_run(site: PtlSite, run_id: str, group: Group) -> GroupRun:
+def group_run(site: PtlSite, run_id: str, group: Group, part: int = 0) -> GroupRun:
+    """Where a group's run goes; `part` (1, 2, ...) names one part of a group cut in parts (pbs_harness.ptl.pool)."""
     stem = PurePosixPath(group.file.path).stem
-    return GroupRun(f"{stem}-{group.num_moms}moms", site.work_dir / run_id)
+    return GroupRun(f"{stem}-{group.num_moms}moms" + (f"-p{part:02d}" if part else ""), site.work_dir / run_id)
 
 
 def control_dir_of(run: GroupRun) -> PurePosixPath:
@@ -135,9 +136,12 @@ def run_group(
     run: GroupRun,
     body: str,
     time_limit: float,
+    *,
     progress: Callable[[str], None] = lambda _: None,
+    stop: Callable[[], bool] = lambda: False,
 ) -> tuple[int | None, float]:
-    """Start the script detached on `host`, wait for its exit code; (rc or None on timeout, wall seconds)."""
+    """Start the script detached on `host`, wait for its exit code; (rc or None on timeout or `stop`, wall
+    seconds). `stop` is asked at every poll: true, the run is killed (another thread's Ctrl-C)."""
     host.check(f"mkdir -p {run.dir} && cat > {run.script} && rm -f {run.rc} {run.json}", stdin=body)
     start = time.monotonic()
     host.check(
@@ -146,7 +150,7 @@ def run_group(
     )
     reported = "0"
     try:
-        while time.monotonic() - start < time_limit:
+        while time.monotonic() - start < time_limit and not stop():
             res = host.run(f"cat {run.rc} 2>/dev/null", timeout=30)
             if res.ok and res.stdout.strip():
                 return int(res.stdout.strip()), time.monotonic() - start

@@ -336,3 +336,21 @@ def test_after_ptl_only_the_vnode_definitions_it_added_go_and_the_server_is_reve
     untouched = FakeMomHost("m2", set())
     restore.revert([untouched], server, {"m2": set()}, PurePosixPath("/opt/pbs"), PurePosixPath("/b"))
     assert untouched.commands == ["/opt/pbs/sbin/pbs_mom -s list"]
+
+
+def test_system_hosts_get_ptl_built_here_and_copied_with_the_ssh_directory(tmp_path: Path) -> None:
+    """Hosts with roots of their own share no directory with this machine: PTL is built in the state
+    directory and copied into every host at the same path (SystemHost.put_tree), with the harness's ssh
+    directory for root's SSH among them; the runs' files stay on the server host."""
+    state_dir = tmp_path / "sy"
+    state_dir.mkdir()
+    (state_dir / "state.json").write_text('{"subnet": "10.9.0.0/24", "host_count": 3, "prefix": "sy"}')
+    host_vars = {"pbs_harness_host_kind": "system", "local_cluster_state_dir": str(state_dir)}
+    where = site.of(_inventory(host_vars))
+    assert where.build_dir == state_dir / "ptl"
+    assert where.bin_dir == PurePosixPath(state_dir / "ptl/venv/bin")
+    assert where.ssh_config == PurePosixPath(state_dir / "ssh/config")
+    assert where.copy_to_hosts == (state_dir / "ptl", state_dir / "ssh")
+    assert where.work_dir == PurePosixPath(site.DEFAULT_WORK_DIR)  # not shared: read back over SSH
+    namespace = site.of(_inventory({"local_cluster_host": True, "local_cluster_state_dir": str(state_dir)}))
+    assert namespace.copy_to_hosts == ()  # they see this machine's /var/lib already

@@ -1,0 +1,159 @@
+"""bench-ptl on several clusters and over the same scenarios (pbs_harness.ptl.pool, .scenarios), and PTL
+for hosts with roots of their own (pbs_harness.ptl.site, SystemHost.put_tree).
+
+Faked: the part runners are plain functions (no PTL, no cluster), the JUnit file and PTL outcomes are texts
+shaped like pytest's and PTL's, and the system host's root is a temporary directory. What it proves: every
+part runs exactly once whichever cluster is free, a cluster that fails stops taking parts while the others
+finish, Ctrl-C stops every cluster; the same-scenario sums pair each PTL test with the tests its row names,
+each of ours counted once; PTL is copied into a host with its own root at the same path."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from pbs_harness.ptl import pool, report, scenarios, selection
+from pbs_harness.ptl.results import Outcome
+
+FILE = selection.PtlFile("ramp_down", "functional/pbs_node_rampdown.py", "TestPbsNodeRampDown")
+
+
+def _group(n: int, moms: int = 3) -> selection.Group:
+    return selection.Group(FILE, moms, tuple(f"test_{i}" for i in range(n)))
+
+
+def test_groups_are_cut_into_parts_of_at_most_the_size_in_file_order() -> None:
+    parts = pool.parts([_group(7), _group(2, moms=5)], 3)
+    assert [p.group.tests for p in parts] == [
+        ("test_0", "test_1", "test_2"), ("test_3", "test_4", "test_5"), ("test_6",), ("test_0", "test_1")]  # fmt: skip
+    assert [(p.index, p.of) for p in parts] == [(1, 3), (2, 3), (3, 3), (1, 1)]
+    assert parts[0].label == "pbs_node_rampdown-3moms part 1/3"
+    assert parts[3].label == "pbs_node_rampdown-5moms"
+    assert [p.group.tests for p in pool.parts([_group(7)], 0)] == [_group(7).tests]  # 0: whole groups
+
+
+def _runner(cluster: str, seen: list[tuple[str, str]], delay: float = 0.01) -> pool.Runner:
+    def run(part: pool.Part, stop) -> pool.PartResult:
+        seen.append((cluster, part.label))
+        time.sleep(delay)
+        return pool.PartResult(
+            part, cluster, 0, delay, [Outcome(FILE.test_class, t, "PASS", "", 1.0) for t in part.group.tests]
+        )
+
+    return run
+
+
+def test_every_part_runs_once_on_whichever_cluster_is_free() -> None:
+    work = pool.parts([_group(10)], 2)
+    seen: list[tuple[str, str]] = []
+    done = pool.share_out(work, {"a": _runner("a", seen), "b": _runner("b", seen)})
+    assert sorted(label for _, label in seen) == sorted(p.label for p in work)
+    assert len(done) == len(work)
+    assert {r.cluster for r in done} == {"a", "b"}
+    assert sum(len(r.outcomes) for r in done) == 10
+
+
+def test_a_cluster_that_fails_takes_no_more_parts_and_the_others_finish() -> None:
+    work = pool.parts([_group(8)], 1)
+    seen: list[tuple[str, str]] = []
+
+    def broken(part: pool.Part, stop) -> pool.PartResult:
+        raise RuntimeError("ssh: connect to host ba01 refused")
+
+    done = pool.share_out(work, {"a": _runner("a", seen), "b": broken})
+    failed = [r for r in done if r.error]
+    assert [(r.cluster, r.rc, r.outcomes) for r in failed] == [("b", None, [])]  # recorded, never run again
+    assert "refused" in failed[0].error
+    assert len([r for r in done if not r.error]) == 7  # every other part ran, on "a"
+
+
+def test_an_interrupt_stops_every_cluster() -> None:
+    work = pool.parts([_group(4)], 1)
+    started = threading.Event()
+    stopped: list[bool] = []
+
+    def slow(part: pool.Part, stop) -> pool.PartResult:
+        started.set()
+        while not stop():
+            time.sleep(0.01)
+        stopped.append(True)
+        return pool.PartResult(part, "a", None, 0.0)
+
+    def interrupt_soon() -> None:
+        started.wait(5)
+        import _thread
+
+        _thread.interrupt_main()
+
+    threading.Thread(target=interrupt_soon, daemon=True).start()
+    with pytest.raises(KeyboardInterrupt):
+        pool.share_out(work, {"a": slow, "b": slow})
+    assert stopped  # the runners saw stop and returned
+
+
+DOC = """
+| PTL test | our test(s) | note |
+|---|---|---|
+| test_release_one | `test_release_a_sister`, `test_release_keeps_totals` | |
+| test_release_two | `test_release_a_sister` | |
+| test_release_cray | - | not ported: Cray only |
+| test_release_gone | `test_not_in_our_run` | |
+"""
+
+JUNIT = """<?xml version="1.0"?><testsuites><testsuite>
+<testcase classname="ptl_tests.ramp_down.test_release" name="test_release_a_sister[one]" time="10.5"/>
+<testcase classname="ptl_tests.ramp_down.test_release" name="test_release_a_sister[two]" time="9.5"/>
+<testcase classname="ptl_tests.ramp_down.test_release" name="test_release_keeps_totals" time="30">
+<skipped type="pytest.xfail" message="bug"/></testcase>
+<testcase classname="ptl_tests.ramp_down.test_release" name="test_unrelated" time="99"/>
+</testsuite></testsuites>"""
+
+
+def test_same_scenarios_pair_each_ptl_test_with_the_tests_its_row_names_each_counted_once() -> None:
+    ptl = [
+        Outcome("T", "test_release_one", "PASS", "", 100.0),
+        Outcome("T", "test_release_two", "FAIL", "x", 50.0),
+        Outcome("T", "test_release_cray", "SKIP", "", 5.0),
+        Outcome("T", "test_release_gone", "PASS", "", 20.0),
+    ]
+    ours = scenarios.our_cases(JUNIT)
+    assert [(c.name, c.outcome) for c in ours][2] == ("test_release_keeps_totals", "xfailed")
+    got = scenarios.pair("ramp_down", ptl, DOC, ours)
+    assert got.ptl_paired == ["test_release_one", "test_release_two", "test_release_gone"]
+    assert got.ptl_seconds == 170.0
+    assert got.ptl_unpaired == ["test_release_cray"]  # a reason, no test of ours
+    # test_release_a_sister once (both parameters: 20 s) though two rows name it; test_unrelated left out
+    assert got.ours_paired == ["test_release_a_sister", "test_release_keeps_totals"]
+    assert got.ours_seconds == 50.0
+    assert got.ours_missing == ["test_not_in_our_run"]
+    assert got.ratio == 3.4
+    assert scenarios.overall({"ramp_down": got}) == {
+        "ptl_tests": 3, "ptl_seconds": 170.0, "ours_tests": 2, "ours_seconds": 50.0, "ratio": 3.4}  # fmt: skip
+    md = report.markdown([], {}, {"date": "x"}, {"ramp_down": got})
+    assert "ratio PTL/ours **3.4**" in md
+    assert "| ramp_down | 3 | 170 s (2.8 min) | 2 | 50 s (0.8 min) | 3.4 |" in md
+
+
+def test_a_system_host_takes_a_copy_at_the_same_path_links_kept(tmp_path: Path, monkeypatch) -> None:
+    from pbs_harness.hosts.system import SystemHost
+
+    root = tmp_path / "hostroot"
+    src = tmp_path / "state" / "ptl"
+    (src / "venv" / "bin").mkdir(parents=True)
+    (src / "venv" / "bin" / "pbs_benchpress").write_text("#!/x/python\n")
+    (src / "venv" / "bin" / "python").symlink_to("/usr/bin/python3")
+    host = SystemHost.__new__(SystemHost)  # no cluster: only the copy is under test
+    monkeypatch.setattr(SystemHost, "own_root", lambda self: root)
+    (root / str(src).lstrip("/") / "stale").mkdir(parents=True)
+    host.put_tree(src)
+    inside = root / str(src).lstrip("/")
+    assert (inside / "venv/bin/pbs_benchpress").read_text() == "#!/x/python\n"
+    assert str((inside / "venv/bin/python").readlink()) == "/usr/bin/python3"  # still a link
+    assert not (inside / "stale").exists()  # replaced, not merged
+    host.remove_tree(src)
+    assert not inside.exists()
+    with pytest.raises(ValueError, match="absolute"):
+        host.put_tree(Path("relative/dir"))
