@@ -24,6 +24,7 @@ import argparse
 import gzip
 import json
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -322,8 +323,10 @@ def put_ptl_into_hosts(cluster: Cluster, where: site.PtlSite) -> None:
     copied into every host at the same path; their Python must be the one PTL's virtualenv was made with."""
     if not where.copy_to_hosts:
         return
-    here = subprocess.run([where.host_python, "-VV"], capture_output=True, text=True, check=True).stdout.strip()
-    there = cluster.server.check(f"{where.host_python} -VV").strip()
+    # The virtualenv holds this Python's minor version in its paths (lib/python3.11) and its compiled modules.
+    ask = "import sys; print('Python %d.%d' % sys.version_info[:2])"
+    here = subprocess.run([where.host_python, "-c", ask], capture_output=True, text=True, check=True).stdout.strip()
+    there = cluster.server.check(f"{where.host_python} -c {shlex.quote(ask)}").stdout.strip()
     if here != there:
         sys.exit(
             f"PTL's virtualenv is made here with {where.host_python} ({here}), and {where.server} has {there}: "
@@ -516,10 +519,12 @@ def bench(args: argparse.Namespace) -> int:
         "OpenPBS source": f"{src.path} ({src.ident})",
         "PTL": f"{where.bin_dir}/pbs_benchpress ({install.NOSE_FORK}), CLI mode (no SWIG pbs_ifl, as packaged)",
         "machine": f"{os.cpu_count()} cores; one run, PTL then ours, on the same cluster(s)",
-        "PTL parts": f"{args.part_size or 'whole groups'} tests per pbs_benchpress, shared out among "
-        f"{len(invs)} cluster(s); a file's PTL time is the sum of its parts' walls",
+        "PTL parts": f"{f'{args.part_size} tests' if args.part_size else 'a whole group'} per pbs_benchpress, "
+        f"shared out among {len(invs)} cluster(s); a file's PTL time is the sum of its parts' walls",
         "PTL phase wall (with account set-up)": f"{ptl_wall:.0f} s",
-        "sample": ", ".join(f"{k}: first {v} tests of each group" for k, v in args.limit.items() if v)
+        "sample": ", ".join(
+            f"{k}: first {v} tests of each group" for k, v in args.limit.items() if v and k in args.features
+        )
         or ("only " + ", ".join(sorted(args.only)) if args.only else "every selected test"),
         "PTL tests without a row in docs/suites/*.md": ", ".join(UNMAPPED) or "none",
         "command": " ".join(["bench/bench_ptl.py", *sys.argv[1:]]),

@@ -12,7 +12,9 @@ changed, so `down` has nothing of the kind's to take back.
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import stat
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
@@ -121,7 +123,7 @@ class SystemHost(LocalHostBase):
     def put_tree(self, src: Path) -> None:
         dest = self._in_root(src)
         shutil.rmtree(dest, ignore_errors=True)
-        shutil.copytree(src, dest, symlinks=True)
+        shutil.copytree(src, dest, symlinks=True, ignore=_sockets_and_pipes)
 
     def remove_tree(self, path: Path) -> None:
         shutil.rmtree(self._in_root(path), ignore_errors=True)
@@ -135,3 +137,14 @@ class SystemHost(LocalHostBase):
 
     def remove(self) -> None:
         system_host.remove(self.spec, self.root)
+
+
+def _sockets_and_pipes(folder: str, names: list[str]) -> set[str]:
+    """What put_tree leaves out: sockets and pipes (e.g. SSH ControlMaster sockets in the ssh directory)
+    cannot be copied, and mean nothing in another host."""
+    out = set()
+    for name in names:
+        st = os.lstat(os.path.join(folder, name))
+        if stat.S_ISSOCK(st.st_mode) or stat.S_ISFIFO(st.st_mode):
+            out.add(name)
+    return out

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -129,7 +130,10 @@ def build(src: Source, build_dir: Path, host_python: str, run=subprocess.run) ->
         shutil.rmtree(venv)
     run([host_python, "-m", "venv", str(venv)], check=True)
     reqs = requirements((fw / "requirements.txt").read_text())
-    run([str(venv / "bin" / "pip"), "install", "-q", "--disable-pip-version-check", *reqs], check=True)
+    # Without this process's PYTHONPATH: pip would see our own checkout's package there and report its
+    # requirements as missing from PTL's virtualenv, which never uses it.
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    run([str(venv / "bin" / "pip"), "install", "-q", "--disable-pip-version-check", *reqs], check=True, env=env)
     site = Path(run([str(venv / "bin" / "python"), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                     check=True, capture_output=True, text=True).stdout.strip())  # fmt: skip
     version = version_of((build_dir / "src" / "configure.ac").read_text()) or "unknown"

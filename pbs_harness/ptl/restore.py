@@ -7,7 +7,9 @@ test made), its hooks and queues. The harness's deploy converges what the invent
 not remove what it never made, so after a PTL run:
 
 1. vnode definition scripts that were not there before PTL (`pbs_mom -s list`) are removed
-   (`pbs_mom -s remove`), and PBS is restarted on those hosts so the moms forget the vnodes;
+   (`pbs_mom -s remove`), and PBS is restarted on every host, the host's way (RESTART_PBS), so that
+   the moms forget the vnodes and the daemons PTL started with the init script run inside pbs.service
+   where systemd runs PBS;
 2. the server and scheduler go back to OpenPBS's defaults with PTL's own tool of the same source,
    `pbs_config --revert-config --server --scheduler` (nodes, hooks, queues, attributes);
 3. the default scheduler's `scheduling` is set back to what it was before PTL: the scheduler's revert
@@ -42,6 +44,18 @@ def sched_scheduling(server: RemoteHost, prefix: PurePosixPath) -> str | None:
     return values[0] if res.ok and values else None
 
 
+# PBS restarted the way the host runs it: under systemd, inside pbs.service. PTL starts and stops the daemons
+# with the init script, which on a host where systemd runs PBS leaves them outside the unit; the unit's next
+# `systemctl start` (the deploy's) then finds them "already running", forks nothing and, with no process
+# left in its cgroup, runs its ExecStop: every daemon stopped and the server refusing connections (seen on
+# system hosts after PTL). Without systemd (namespace hosts) the init script is the host's way.
+RESTART_PBS = (
+    "if [ -d /run/systemd/system ] && systemctl cat pbs.service >/dev/null 2>&1; then "
+    "/etc/init.d/pbs stop; systemctl stop pbs.service; systemctl start pbs.service; "
+    "else /etc/init.d/pbs restart; fi"
+)
+
+
 def revert(
     hosts: Iterable[RemoteHost], server: RemoteHost, before: dict[str, set[str]], prefix: PurePosixPath,
     ptl_bin: PurePosixPath, *, scheduling: str | None = None,
@@ -53,8 +67,12 @@ def revert(
         for name in extra:
             host.run(f"{prefix}/sbin/pbs_mom -s remove {name}", timeout=60)
         if extra:
-            host.run("/etc/init.d/pbs restart", timeout=180)
-            done.append(f"{host.name}: removed PTL's vnode definitions {', '.join(extra)} and restarted PBS")
+            done.append(f"{host.name}: removed PTL's vnode definitions {', '.join(extra)}")
+    # Every host, the server's first: the moms forget PTL's vnodes, and each daemon runs the host's way again.
+    hosts = sorted(hosts, key=lambda h: h.name != server.name)
+    for host in hosts:
+        res = host.run(RESTART_PBS, timeout=180)
+        done.append(f"{host.name}: PBS restarted the host's way (pbs.service under systemd): exit {res.rc}")
     res = server.run(
         f"PATH={ptl_bin}:{prefix}/bin:{prefix}/sbin:$PATH pbs_config --revert-config --server --scheduler",
         timeout=600,

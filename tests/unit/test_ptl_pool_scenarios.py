@@ -9,6 +9,7 @@ each of ours counted once; PTL is copied into a host with its own root at the sa
 
 from __future__ import annotations
 
+import socket
 import threading
 import time
 from pathlib import Path
@@ -148,11 +149,15 @@ def test_a_system_host_takes_a_copy_at_the_same_path_links_kept(tmp_path: Path, 
     host = SystemHost.__new__(SystemHost)  # no cluster: only the copy is under test
     monkeypatch.setattr(SystemHost, "own_root", lambda self: root)
     (root / str(src).lstrip("/") / "stale").mkdir(parents=True)
+    sock = socket.socket(socket.AF_UNIX)  # e.g. an SSH ControlMaster socket: not copied
+    sock.bind(str(src / "cm-123"))
     host.put_tree(src)
     inside = root / str(src).lstrip("/")
     assert (inside / "venv/bin/pbs_benchpress").read_text() == "#!/x/python\n"
     assert str((inside / "venv/bin/python").readlink()) == "/usr/bin/python3"  # still a link
     assert not (inside / "stale").exists()  # replaced, not merged
+    assert not (inside / "cm-123").exists()
+    sock.close()
     host.remove_tree(src)
     assert not inside.exists()
     with pytest.raises(ValueError, match="absolute"):

@@ -326,16 +326,19 @@ def test_after_ptl_only_the_vnode_definitions_it_added_go_and_the_server_is_reve
         hosts, server, before, PurePosixPath("/opt/pbs"), PurePosixPath("/st/ptl/venv/bin"), scheduling=scheduling
     )
     assert (server.scripts, multi.scripts) == (set(), {"pbs_harness_vnodes"})
-    assert "/etc/init.d/pbs restart" in server.commands
-    assert "/etc/init.d/pbs restart" in multi.commands
-    assert server.commands[-2:] == [
+    # Every host restarted the host's way (inside pbs.service under systemd), before PTL's revert tool.
+    assert server.commands[-3:] == [
+        restore.RESTART_PBS,
         "PATH=/st/ptl/venv/bin:/opt/pbs/bin:/opt/pbs/sbin:$PATH pbs_config --revert-config --server --scheduler",
         '/opt/pbs/bin/qmgr -c "set sched default scheduling = True"',
     ]
-    assert done[0] == "s1: removed PTL's vnode definitions pbs_vnode_1795633596.def and restarted PBS"
+    assert multi.commands[-1] == restore.RESTART_PBS
+    assert "systemctl start pbs.service" in restore.RESTART_PBS
+    assert "else /etc/init.d/pbs restart" in restore.RESTART_PBS
+    assert done[0] == "s1: removed PTL's vnode definitions pbs_vnode_1795633596.def"
     untouched = FakeMomHost("m2", set())
     restore.revert([untouched], server, {"m2": set()}, PurePosixPath("/opt/pbs"), PurePosixPath("/b"))
-    assert untouched.commands == ["/opt/pbs/sbin/pbs_mom -s list"]
+    assert untouched.commands == ["/opt/pbs/sbin/pbs_mom -s list", restore.RESTART_PBS]
 
 
 def test_system_hosts_get_ptl_built_here_and_copied_with_the_ssh_directory(tmp_path: Path) -> None:
