@@ -25,6 +25,7 @@ import gzip
 import json
 import os
 import shlex
+import shutil
 import signal
 import subprocess
 import sys
@@ -276,15 +277,20 @@ def print_server(cluster: Cluster) -> str:
 
 
 def baseline_difference(inv: inventory.Inventory) -> list[str]:
-    """Lines of `print server`/`print sched` that differ between before PTL and after the redeploy."""
+    """Lines of `print server`/`print sched` that differ between before PTL and after the redeploy, once the
+    server and scheduler attributes PTL's revert left (and the deploy does not manage) are put back."""
     cluster = Cluster.from_inventory(inv)
     try:
-        after = print_server(cluster)
         name = cluster_name(cluster)
+        before_text = (OUT_DIR / f"qmgr-before-ptl-{name}.txt").read_text()
+        for command in restore.config_commands(before_text, print_server(cluster)):
+            res = cluster.server.run(f"{cluster.prefix}/bin/qmgr -c {shlex.quote(command)}", timeout=60)
+            say(f"{name}: after the redeploy, as before PTL: qmgr -c '{command}': exit {res.rc}")
+        after = print_server(cluster)
     finally:
         cluster.close()
     (OUT_DIR / f"qmgr-after-redeploy-{name}.txt").write_text(after)
-    before = (OUT_DIR / f"qmgr-before-ptl-{name}.txt").read_text().splitlines()
+    before = before_text.splitlines()
     now = after.splitlines()
     return [f"- {name}: {ln}" for ln in before if ln not in now] + [f"+ {name}: {ln}" for ln in now if ln not in before]
 
@@ -506,6 +512,11 @@ def bench(args: argparse.Namespace) -> int:
     if args.state_dir:
         os.environ["PBS_HARNESS_STATE_DIR"] = args.state_dir
     OUT_DIR.mkdir(parents=True, exist_ok=True)
+    # Only this run's files: the report (and --report-only) reads every PTL result file found here.
+    for stale in [OUT_DIR / "ptl", *OUT_DIR.glob("ours-*"), *OUT_DIR.glob("qmgr-*.txt")]:
+        shutil.rmtree(stale) if stale.is_dir() else stale.unlink(missing_ok=True)
+    for saved in ("ptl-files.json", "ours.json"):
+        (OUT_DIR / saved).unlink(missing_ok=True)
     up(args)
     inv_paths = inventory_paths(args)
     invs = [inventory.load(path) for path in inv_paths]

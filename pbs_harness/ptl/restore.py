@@ -21,6 +21,7 @@ not remove what it never made, so after a PTL run:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from pathlib import PurePosixPath
 
@@ -82,3 +83,27 @@ def revert(
         res = server.run(f'{prefix}/bin/qmgr -c "set sched default scheduling = {scheduling}"', timeout=60)
         done.append(f"{server.name}: default scheduler's scheduling set back to {scheduling}: exit {res.rc}")
     return done
+
+
+_SET = re.compile(r"^set (server|sched) (\w+(?:\.\w+)?) = (.*)$")
+
+
+def config_commands(before: str, after: str) -> list[str]:
+    """qmgr commands that put the server's and the default scheduler's attributes back as `before` printed
+    them (`qmgr -c 'print server'`, `print sched`), from what `after` prints: a value PTL's revert changed is
+    set again, one it added is unset. PTL's revert leaves some that the deploy does not manage (seen:
+    acl_roots = root, pbs_license_min = 1, opt_backfill_fuzzy = off), and the next run's "before" would
+    carry them. Lines other than `set server|sched NAME = VALUE` are not touched (the caller reports them)."""
+
+    def attrs(text: str) -> dict[tuple[str, str], str]:
+        out = {}
+        for line in text.splitlines():
+            m = _SET.match(line.strip())
+            if m:
+                out[(m.group(1), m.group(2))] = m.group(3)
+        return out
+
+    was, now = attrs(before), attrs(after)
+    commands = [f"set {obj} {name} = {value}" for (obj, name), value in was.items() if now.get((obj, name)) != value]
+    commands += [f"unset {obj} {name}" for (obj, name) in now if (obj, name) not in was]
+    return commands

@@ -357,3 +357,21 @@ def test_system_hosts_get_ptl_built_here_and_copied_with_the_ssh_directory(tmp_p
     assert where.work_dir == PurePosixPath(site.DEFAULT_WORK_DIR)  # not shared: read back over SSH
     namespace = site.of(_inventory({"local_cluster_host": True, "local_cluster_state_dir": str(state_dir)}))
     assert namespace.copy_to_hosts == ()  # they see this machine's /var/lib already
+
+
+def test_what_ptl_s_revert_leaves_in_the_server_and_scheduler_is_put_back_as_before() -> None:
+    """Seen on system hosts: after PTL and the redeploy, acl_roots, pbs_license_min and the scheduler's
+    opt_backfill_fuzzy differed from before PTL (the deploy does not manage them)."""
+    before = (
+        "create queue workq\nset server scheduling = True\nset server pbs_license_min = 0\nset sched sched_host = s1\n"
+    )
+    after = (
+        "create queue workq\nset server scheduling = True\nset server acl_roots = root\n"
+        "set server pbs_license_min = 1\nset sched sched_host = s1\nset sched opt_backfill_fuzzy = off\n"
+    )
+    assert restore.config_commands(before, after) == [
+        "set server pbs_license_min = 0",
+        "unset server acl_roots",
+        "unset sched opt_backfill_fuzzy",
+    ]
+    assert restore.config_commands(before, before) == []
