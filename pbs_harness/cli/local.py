@@ -5,106 +5,34 @@ from __future__ import annotations
 
 import argparse
 import os
-import time
 from pathlib import Path
 
 from pbs_harness.cli.common import check_state_dir, progress, require_root, use_state_dir
 from pbs_harness.common import errors
-from pbs_harness.common.errors import PreconditionError, UsageError
-
-
-def _flavour(args: argparse.Namespace) -> str:
-    """--flavour, else the flavour of the cluster recorded in the state directory (a rerun repairs it as it
-    is), else system hosts, as ./acceptance makes (issue #34: up used to default to namespace hosts)."""
-    from pbs_harness.common.errors import HarnessError
-    from pbs_harness.localcluster import state
-    from pbs_harness.localcluster.spec import CLI_DEFAULT_FLAVOUR
-
-    if args.flavour:
-        return args.flavour
-    try:
-        old = state.load()
-    except HarnessError:  # an unreadable record is reported by the state-directory check
-        old = None
-    return old.spec.flavour if old is not None else CLI_DEFAULT_FLAVOUR
-
-
-def _spec(args: argparse.Namespace):
-    from pbs_harness.localcluster.spec import ClusterSpec
-
-    args.flavour = _flavour(args)
-    try:
-        return ClusterSpec(
-            subnet=str(args.subnet),
-            host_count=args.hosts,
-            prefix=args.name_prefix,
-            login_user=args.login_user,
-            flavour=args.flavour,
-            image=args.image,
-        )
-    except PreconditionError as exc:  # values the argument types cannot judge alone (subnet size for --hosts)
-        raise UsageError(exc.message, exc.hint) from exc
-
-
-def _inventory_to_write(args: argparse.Namespace) -> str | None:
-    """Where `up` writes the cluster's inventory: --write-inventory, else, for a cluster outside the
-    default state directory (which inventory/local does not read), <state dir>/inventory."""
-    from pbs_harness.localcluster import state
-
-    if args.write_inventory:
-        return args.write_inventory
-    outside = state.state_dir() != state.state_dir(state.DEFAULT_STATE_DIR)
-    if outside and getattr(args, "deploys", False) and not getattr(args, "inventory", None):
-        return str(state.state_dir() / "inventory")
-    return None
+from pbs_harness.common.errors import UsageError
 
 
 def cmd_cluster_up(args: argparse.Namespace) -> int:
-    from pbs_harness.common import project
-    from pbs_harness.deploy import packages
-    from pbs_harness.localcluster import cluster_kind, provider, written_inventory
+    from pbs_harness.localcluster import bring_up
 
     use_state_dir(args)
-    if args.write_inventory:  # a path that cannot be written is refused before anything is looked at or made
-        written_inventory.check_target(Path(args.write_inventory).resolve())
-    if args.subnet == "auto":
-        from pbs_harness.localcluster import fleet
-        from pbs_harness.localcluster.spec import ClusterSpec
-
-        base = ClusterSpec(host_count=args.hosts, prefix=args.name_prefix, login_user=args.login_user)
-        args.subnet, args.clusters = fleet.auto_subnet(base, args.clusters, progress)
-    spec = _spec(args)
-    packages.check_wanted(spec.flavour, args.openpbs)  # a bad command line, said before the root check
+    wanted = bring_up.plan(
+        subnet=args.subnet,
+        hosts=args.hosts,
+        prefix=args.name_prefix,
+        login_user=args.login_user,
+        flavour=args.flavour,
+        image=args.image,
+        clusters=getattr(args, "clusters", None),
+        openpbs=args.openpbs,
+        write_inventory=args.write_inventory,
+        deploys=getattr(args, "deploys", False) and not getattr(args, "inventory", None),
+        report=progress,
+    )
     require_root()
     check_state_dir()
-    found = openpbs_packages(args, spec)
-    if getattr(args, "clusters", None) not in (None, 1):
-        from pbs_harness.localcluster import fleet
-
-        given = Path(args.write_inventory) if args.write_inventory else None
-        args.fleet_inventories = fleet.up(spec, args.clusters, found, progress, write_inventory=given)
-        return errors.EXIT_OK
-    target = _inventory_to_write(args)
-    if target:
-        written_inventory.check_target(Path(target).resolve())  # refuse before anything is created
-    start = time.monotonic()
-    st = provider.up(spec, progress, packages=found)
-    progress(f"local cluster up: {cluster_kind.describe(st.spec)} in {time.monotonic() - start:.1f}s")
-    if target:
-        hosts = written_inventory.write(Path(target), None, project.root())
-        args.written_inventory = str(hosts.parent)
-        progress(f"inventory written: {hosts.parent} (use it with -i {hosts.parent})")
-    args.fleet_inventories = [(spec.prefix, getattr(args, "written_inventory", None))]
+    args.fleet_inventories = bring_up.up(wanted, progress)
     return errors.EXIT_OK
-
-
-def openpbs_packages(args: argparse.Namespace, spec) -> Path | None:
-    """System hosts: the packages --openpbs names, or those the running cluster recorded (deploy/packages.py)."""
-    from pbs_harness.deploy import packages
-    from pbs_harness.localcluster import state
-
-    old = state.load()
-    return packages.for_cluster(spec.flavour, spec.image, args.openpbs, old.packages_dir if old else None, progress)
 
 
 def cmd_cluster_down(args: argparse.Namespace) -> int:
