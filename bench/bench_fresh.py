@@ -9,7 +9,8 @@ Phases (both by default, `--phases` chooses):
          this machine's cache), no cluster up.
 
 Each phase runs the commands `./acceptance --dry-run` prints for the given settings — system packages,
-venv, `pbs-harness up --idempotence`, `pbs-harness test` — one by one in the clone, timing each, and
+venv, `pbs-harness test --judge-only` (PYTEST_ARGS judged), `pbs-harness up --idempotence`,
+`pbs-harness test` — one by one in the clone, timing each, and
 splits `up` into its stages (image layers, OpenPBS packages, hosts up, first deploy, idempotence gate,
 verify) by the lines it prints, each stamped with its arrival time. `--scope up` leaves the suites out
 (the report says "not run"). The clusters are taken down before each phase and at the end.
@@ -154,6 +155,7 @@ def pytest_summary(lines: list[Line]) -> str | None:
 def acceptance_commands(dry_run_output: str) -> list[Command]:
     """The commands `./acceptance --dry-run` prints, named by what they do."""
     names = {"install-system-packages.sh": "system-packages", "make": "venv", "up": "up", "test": "test"}
+    names["--judge-only"] = "test-line"  # PYTEST_ARGS judged by pytest's parser before `up` (seconds)
     commands = []
     for text in dry_run_output.splitlines():
         argv = shlex.split(text)
@@ -161,6 +163,7 @@ def acceptance_commands(dry_run_output: str) -> list[Command]:
             continue
         tool = Path(argv[0]).name
         key = argv[1] if tool == "pbs-harness" and len(argv) > 1 else tool
+        key = "--judge-only" if key == "test" and "--judge-only" in argv else key
         if key not in names:
             raise ValueError(f"./acceptance --dry-run printed a command this bench does not know: {text!r}")
         commands.append(Command(names[key], argv))

@@ -206,6 +206,36 @@ def _tag_names() -> str:
         return "the tags of playbooks/ and roles/"
 
 
+def _test_options(p: argparse.ArgumentParser) -> None:
+    """`test`'s own options (cli/argv.py keeps them from pytest's line), but --cloud's."""
+    p.add_argument("-h", "--help", action=TestHelp, help="show this help, then pytest's options, and exit")
+    p.add_argument(
+        "-i",
+        "--inventory",
+        action="append",
+        help="inventory path (default $PBS_HARNESS_INVENTORY, else inventory/local); several: one pytest-xdist "
+        "worker per inventory",
+    )
+    p.add_argument(
+        "--clusters",
+        type=cluster_count,
+        metavar="N",
+        help="test the first N local clusters of `up --clusters` at once, one worker each (auto: all that are up)",
+    )
+    p.add_argument(
+        "--state-dir",
+        type=directory,
+        help="state directory of the first local cluster (with --clusters; default as for up); with --cloud: "
+        "where the cloud runs' records are kept",
+    )
+    p.add_argument(
+        "--judge-only",
+        action="store_true",
+        help="judge the pytest line (options, -m/-k, markers, paths; then pytest's own parse) and exit: "
+        "no host contacted (./acceptance runs it before `up`)",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = Parser(prog="pbs-harness", description=DESCRIPTION)
     parser.add_argument("--version", action=Version, help="print the version and exit")
@@ -262,26 +292,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Run the acceptance suites with pytest. The options below are the harness's own, anywhere on "
         "the line; every other argument goes to pytest, in order (its options follow).",
     )
-    p.add_argument("-h", "--help", action=TestHelp, help="show this help, then pytest's options, and exit")
-    p.add_argument(
-        "-i",
-        "--inventory",
-        action="append",
-        help="inventory path (default $PBS_HARNESS_INVENTORY, else inventory/local); several: one pytest-xdist "
-        "worker per inventory",
-    )
-    p.add_argument(
-        "--clusters",
-        type=cluster_count,
-        metavar="N",
-        help="test the first N local clusters of `up --clusters` at once, one worker each (auto: all that are up)",
-    )
-    p.add_argument(
-        "--state-dir",
-        type=directory,
-        help="state directory of the first local cluster (with --clusters; default as for up); with --cloud: "
-        "where the cloud runs' records are kept",
-    )
+    _test_options(p)
     from pbs_harness.localcluster.spec import DEFAULT_HOSTS, DEFAULT_PREFIX
 
     cloud.add_test_options(p, host_count, DEFAULT_HOSTS, DEFAULT_PREFIX, seconds)

@@ -105,7 +105,7 @@ def _pytest_help(argv: list[str], cwd: Path) -> str:
 # Harness options of `test`, wherever they are on its line; every other argument goes to pytest.
 # `test --cloud`'s options (cli/cloud.py TEST_OPTIONS) are among them.
 _TEST_OPTIONS = ("-i", "--inventory", "--clusters", "--state-dir", *(o for o, valued in TEST_OPTIONS.items() if valued))
-_TEST_FLAGS = ("-h", "--help", *(o for o, valued in TEST_OPTIONS.items() if not valued))
+_TEST_FLAGS = ("-h", "--help", "--judge-only", *(o for o, valued in TEST_OPTIONS.items() if not valued))
 # pytest options whose value is the next argument: that value is pytest's even if it looks like ours.
 _PYTEST_VALUED = frozenset(
     {

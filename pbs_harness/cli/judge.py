@@ -1,4 +1,5 @@
 """`python -m pbs_harness.cli.judge up ARGS...`: judge an `up` command line and do nothing else.
+(`... judge test ARGS...` judges ./acceptance's PYTEST_ARGS: pbs_harness.cli.pytest_judge.)
 
 ./acceptance runs it before apt-get, make venv and any host (issue #34: UP_ARGS used to be judged only by
 `pbs-harness up` itself, after the installs). It is the harness's own `up` parser, not a copy, so it judges
@@ -43,8 +44,12 @@ def _given_twice(parser: argparse.ArgumentParser, line: list[str]) -> str | None
 def main(argv: list[str]) -> int:
     from pbs_harness.cli import build_parser
 
+    if argv[:1] == ["test"]:
+        from pbs_harness.cli import pytest_judge
+
+        return pytest_judge.main(argv[1:])
     if not argv or argv[0] != "up":
-        print("judge: error: usage: python -m pbs_harness.cli.judge up ARGS...", file=sys.stderr)
+        print("judge: error: usage: python -m pbs_harness.cli.judge up|test ARGS...", file=sys.stderr)
         return errors.EXIT_USAGE
     parser = build_parser()
     verbs = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))

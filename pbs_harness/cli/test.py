@@ -107,9 +107,33 @@ def _check_clusters(inventories: list[str | None]) -> tuple[list[str], str]:
 
 
 def cmd_test(args: argparse.Namespace) -> int:
+    if args.judge_only:
+        return _judge_only(args)
     if getattr(args, "cloud", None):
         return _cloud_test(args)
     return run_suites(args, inventories_of(args))
+
+
+def _judge_only(args: argparse.Namespace) -> int:
+    """`test --judge-only`: the pytest line judged as ./acceptance runs it (PYTEST_ARGS), by the standard-library
+    judge (cli/pytest_judge.py) and then by pytest's own parse; nothing else. ./acceptance runs it after make
+    venv and before `pbs-harness up`, so what only pytest knows stops the run before any host too."""
+    from pbs_harness.cli import pytest_judge
+    from pbs_harness.common import project
+
+    if args.inventory or args.clusters is not None or args.state_dir or getattr(args, "cloud", None):
+        raise UsageError(
+            "--judge-only judges pytest's line, and this one holds pbs-harness test's own options "
+            "(-i, --clusters, --state-dir or --cloud)",
+            "leave them out of PYTEST_ARGS: ./acceptance sets the clusters from CLUSTERS",
+        )
+    root = project.root()
+    refused = pytest_judge.judge(args.pytest_args, root)
+    if refused is not None:
+        raise UsageError(refused.what, refused.fix)
+    _check_pytest_line(args.pytest_args, root)
+    progress("the pytest line is taken: " + (" ".join(args.pytest_args) or "(empty)"))
+    return errors.EXIT_OK
 
 
 def _cloud_test(args: argparse.Namespace) -> int:
@@ -191,7 +215,7 @@ def run_suites(args: argparse.Namespace, inventories: list[str | None], line_che
 def _check_pytest_line(pytest_args: list[str], root: Path) -> None:
     """pytest reads the line (with the suites' own options) and stops: nothing collected, no host contacted."""
     selected = any(names_tests(a, root) for a in pytest_args)
-    argv = [sys.executable, "-m", "pytest", "-p", "pbs_harness.cli.pytest_line", "-p", "no:cacheprovider"]
+    argv = [sys.executable, "-m", "pytest", "-p", "pbs_harness.cli.pytest_line"]
     argv += [*([] if selected else [str(root / "ptl_tests")]), *pytest_args]
     proc = subprocess.run(argv, cwd=root, capture_output=True, text=True, timeout=300, check=False)
     if proc.returncode == 0:

@@ -144,8 +144,8 @@ def test_acceptance_dry_run_commands(bench, tmp_path):
         check=True,
     )
     commands = bench.acceptance_commands(out.stdout)
-    assert [c.name for c in commands] == ["system-packages", "venv", "up", "test"]
-    up = commands[2].argv
+    assert [c.name for c in commands] == ["system-packages", "venv", "test-line", "up", "test"]
+    up = commands[3].argv
     assert up[:2] == [".venv/bin/pbs-harness", "up"]
     assert "--idempotence" in up
     assert up[-4:] == ["--name-prefix", "bf", "--subnet", "auto"]
