@@ -86,7 +86,7 @@ class HostKind(ABC):
     # machine's to inspect (pids(), a partition seen from here).
     runs_here: ClassVar[bool] = False
     # The hosts of a local cluster of this kind install OpenPBS from packages into a root of their own
-    # (`up --openpbs`), and a mutant is put into each host's root: asked by deploy/packages.py and
+    # (`up --openpbs`), and a mutant is put into each host's root: asked by localcluster/openpbs_packages.py and
     # deploy/mutants/hosts.py instead of comparing the kind's name.
     installs_openpbs_packages: ClassVar[bool] = False
     # The faults this kind can inject, and how each acts (for the fault log, Jepsen's history).

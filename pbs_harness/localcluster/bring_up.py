@@ -5,7 +5,7 @@ A service, so that the command line only parses and prints (issue #31: `up`'s da
 cli/local.py between the spec, the packages and the cluster). Two steps, because cli/local.py checks root
 and the state directory between them: `plan` judges what the command line can get wrong (a bad value is
 said before the root check) and settles what `--subnet auto` and a left-out --flavour leave open; `up`
-takes the OpenPBS packages (deploy/packages.py), brings the cluster or the fleet up and writes the
+takes the OpenPBS packages (openpbs_packages.py), brings the cluster or the fleet up and writes the
 inventories. Each says what it does through `report` (one line a call).
 """
 
@@ -18,8 +18,7 @@ from pathlib import Path
 
 from pbs_harness.common import project
 from pbs_harness.common.errors import HarnessError, PreconditionError, UsageError
-from pbs_harness.deploy import packages
-from pbs_harness.localcluster import cluster_kind, fleet, provider, state, written_inventory
+from pbs_harness.localcluster import cluster_kind, fleet, openpbs_packages, provider, state, written_inventory
 from pbs_harness.localcluster.spec import CLI_DEFAULT_FLAVOUR, ClusterSpec
 
 Report = Callable[[str], None]
@@ -77,7 +76,7 @@ def plan(
         )
     except PreconditionError as exc:  # values the argument types cannot judge alone (subnet size for --hosts)
         raise UsageError(exc.message, exc.hint) from exc
-    packages.check_wanted(spec.flavour, openpbs)  # a bad command line, said before the root check
+    openpbs_packages.check_wanted(spec.flavour, openpbs)  # a bad command line, said before the root check
     return Plan(spec, clusters, openpbs, write_inventory, deploys)
 
 
@@ -97,7 +96,9 @@ def up(wanted: Plan, report: Report) -> list[tuple[str, str | None]]:
     Returns each cluster's (name, written inventory or None where inventory/local describes it)."""
     spec = wanted.spec
     old = state.load()
-    found = packages.for_cluster(spec.flavour, spec.image, wanted.openpbs, old.packages_dir if old else None, report)
+    found = openpbs_packages.for_cluster(
+        spec.flavour, spec.image, wanted.openpbs, old.packages_dir if old else None, report
+    )
     if wanted.clusters not in (None, 1):
         given = Path(wanted.write_inventory) if wanted.write_inventory else None
         return fleet.up(spec, wanted.clusters, found, report, write_inventory=given)

@@ -26,7 +26,7 @@ class FakeKind(HostKind):
     NAME = "fake"
     managed = True
     shares_controller_files = False
-    installs_openpbs_packages = True  # asked by deploy/packages.py and deploy/mutants/hosts.py
+    installs_openpbs_packages = True  # asked by localcluster/openpbs_packages.py and deploy/mutants/hosts.py
     FAULTS = frozenset({CRASH, BOOT, PAUSE, PARTITION})
     MECHANISMS: ClassVar[Mapping[str, str]] = {
         CRASH: "fake power cut",

@@ -18,7 +18,7 @@ import pytest
 
 from pbs_harness import hosts
 from pbs_harness.common.errors import PreconditionError, UnreachableError, UsageError
-from pbs_harness.deploy import packages
+from pbs_harness.localcluster import openpbs_packages
 from pbs_harness.ptl import site
 from pbs_harness.remote import inventory as inventory_mod
 from pbs_harness.remote.cluster import Cluster
@@ -110,12 +110,12 @@ def test_the_session_heals_its_hosts_once_and_judges_them(fake_inventory: Path) 
 def test_the_openpbs_packages_follow_the_kinds_capability_not_its_name(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """deploy/packages.py asks the kind whether its hosts install OpenPBS packages: the fake kind (which
+    """localcluster/openpbs_packages.py asks the kind whether its hosts install OpenPBS packages: the fake kind (which
     does) gets a running cluster's recorded packages, and --openpbs is refused for a kind that does not."""
     registered(monkeypatch)
     recorded = str(tmp_path / "debs")
-    assert packages.for_cluster(FakeKind.NAME, "debian:12", None, recorded, print) == Path(recorded)
+    assert openpbs_packages.for_cluster(FakeKind.NAME, "debian:12", None, recorded, print) == Path(recorded)
     monkeypatch.setattr(FakeKind, "installs_openpbs_packages", False)
-    assert packages.for_cluster(FakeKind.NAME, "debian:12", None, recorded, print) is None
+    assert openpbs_packages.for_cluster(FakeKind.NAME, "debian:12", None, recorded, print) is None
     with pytest.raises(UsageError, match="--openpbs is for system hosts"):
-        packages.check_wanted(FakeKind.NAME, "openpbs.zip")
+        openpbs_packages.check_wanted(FakeKind.NAME, "openpbs.zip")

@@ -2,8 +2,9 @@
 packages PATH names, judged (openpbs_source), then built or taken from the cache (openpbs_build); or,
 when --openpbs is left out, the packages a running cluster recorded (a rerun repairs it with them).
 
-A service, so that the command line only parses and prints (issue #31). Everything is refused before
-a package is built or a host is made.
+Asked by bring_up.py when it brings a cluster up: here, beside the cluster that records the packages it
+was given, not in deploy/ (issue #31: `up`'s data climbed to deploy/ and back for it). Everything is
+refused before a package is built or a host is made.
 """
 
 from __future__ import annotations
