@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from pbs_harness.common.errors import UsageError
-from pbs_harness.localcluster import bring_up, provider, state, written_inventory
+from pbs_harness.localcluster import bring_up, fleet, provider, state, written_inventory
 
 
 def plan(**given) -> bring_up.Plan:
@@ -69,3 +69,25 @@ def test_up_of_one_cluster_that_up_deploys_to_writes_its_inventory_in_the_state_
 def test_cluster_up_writes_no_inventory_unless_asked(isolated: Path, booted: dict) -> None:
     assert bring_up.up(plan(), lambda _: None) == [("pbsh", None)]
     assert "inventory" not in booted
+
+
+def test_a_fleet_is_brought_up_by_the_fleet_with_member_1s_inventory(
+    isolated: Path, booted: dict, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    given: dict = {}
+
+    def fleet_up(spec, count, packages, report, write_inventory=None):
+        given.update(spec=spec, count=count, packages=packages, write_inventory=write_inventory)
+        return [("pbsh", str(write_inventory)), ("pbshb", None)]
+
+    monkeypatch.setattr(fleet, "up", fleet_up)
+    target = isolated / "inv"
+    inventories = bring_up.up(plan(clusters=2, write_inventory=str(target)), lambda _: None)
+    assert inventories == [("pbsh", str(target)), ("pbshb", None)]
+    assert (given["spec"].prefix, given["count"], given["packages"], given["write_inventory"]) == (
+        "pbsh",
+        2,
+        None,
+        target,
+    )
+    assert "spec" not in booted  # no cluster of its own: the fleet brings member 1 up
