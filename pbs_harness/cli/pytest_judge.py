@@ -49,8 +49,8 @@ HARNESS_GIVES = {
     **dict.fromkeys(("no:html", "no:junitxml"), _REPORTS),
 }
 _QUOTES_HINT = (
-    " (PYTEST_ARGS is split at spaces and keeps quotes as characters: an -m or -k expression with spaces "
-    "cannot go through it; run .venv/bin/pbs-harness test with it yourself)"
+    " (PYTEST_ARGS is split into words as a shell splits them: quote an -m or -k expression with spaces, "
+    "e.g. PYTEST_ARGS=\"-m 'ramp_down and not destructive'\")"
 )
 
 

@@ -143,7 +143,7 @@ def test_a_good_line_is_taken(line: list[str]) -> None:
         ("ptl_tests/ramp_dwn", (f"ptl_tests/ramp_dwn: {ROOT}/ptl_tests/ramp_dwn does not exist", "e.g. ptl_tests/")),
         ("ptl_tests/nope.py::test_x", (f"ptl_tests/nope.py::test_x: {ROOT}/ptl_tests/nope.py does not exist",
                                        "a test file")),
-        ("-m ramp_down and destructive", (f"and: {ROOT}/and does not exist", "PYTEST_ARGS is split at spaces")),
+        ("-m ramp_down and destructive", (f"and: {ROOT}/and does not exist", "quote an -m or -k expression")),
         ("-n 4", ("-n: pbs-harness test gives pytest one pytest-xdist worker per cluster", "leave -n out; CLUSTERS")),
         ("--junitxml=j.xml", ("--junitxml: pbs-harness test gives pytest reports/junit.xml", "written to reports/")),
         ("-p no:xdist", ("-p no:xdist: pbs-harness test gives pytest one pytest-xdist worker", "leave -p no:xdist")),
