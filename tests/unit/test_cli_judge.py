@@ -14,6 +14,9 @@ import pytest
 from pbs_harness.common import errors
 
 ROOT = Path(__file__).resolve().parents[2]
+# ./acceptance reads PYTEST_ARGS and UP_ARGS from its environment too: the caller's own (e.g. `make test` run
+# with PYTEST_ARGS=..., which make exports) must not reach the lines judged here.
+ENVIRON = {k: v for k, v in os.environ.items() if k not in ("PYTEST_ARGS", "UP_ARGS")}
 
 
 def test_the_up_parser_needs_the_standard_library_only() -> None:
@@ -59,7 +62,7 @@ def tripwires(tmp_path: Path) -> dict[str, str]:
 def test_a_bad_up_args_is_refused_before_anything_is_installed(
     up_args: str, says: str, dry: bool, tripwires: dict[str, str], tmp_path: Path
 ) -> None:
-    env = {**os.environ, **tripwires, "PYTHON": sys.executable}
+    env = {**ENVIRON, **tripwires, "PYTHON": sys.executable}
     run = subprocess.run(
         [str(ROOT / "acceptance"), *(["--dry-run"] if dry else []), "FLAVOUR=namespace", f"UP_ARGS={up_args}"],
         cwd=ROOT, env=env, capture_output=True, text=True, check=False,
@@ -73,7 +76,7 @@ def test_a_bad_up_args_is_refused_before_anything_is_installed(
 
 
 def test_a_good_up_args_reaches_the_up_line(tripwires: dict[str, str]) -> None:
-    env = {**os.environ, **tripwires, "PYTHON": sys.executable}
+    env = {**ENVIRON, **tripwires, "PYTHON": sys.executable}
     run = subprocess.run(
         [str(ROOT / "acceptance"), "--dry-run", "FLAVOUR=namespace", "UP_ARGS=--subnet 10.77.0.0/24"],
         cwd=ROOT, env=env, capture_output=True, text=True, check=False,

@@ -6,7 +6,6 @@ The judge's copies of what pytest knows (its options, the markers) are compared 
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 import sys
@@ -16,7 +15,7 @@ import pytest
 
 from pbs_harness.cli import pytest_expression, pytest_judge, pytest_options
 from pbs_harness.common import errors
-from tests.unit.test_cli_judge import tripwires  # noqa: F401 (the fixture: fake apt-get, make, ... on PATH)
+from tests.unit.test_cli_judge import ENVIRON, tripwires  # noqa: F401 (tripwires: the fixture, fake apt-get, ...)
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -41,7 +40,7 @@ sys.exit(pytest.main(["ptl_tests"], plugins=[Dump()]))
 
 def _run(argv: list[str], **env: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        argv, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT), **env}, capture_output=True, text=True,
+        argv, cwd=ROOT, env={**ENVIRON, "PYTHONPATH": str(ROOT), **env}, capture_output=True, text=True,
         check=False, timeout=300,
     )  # fmt: skip
 

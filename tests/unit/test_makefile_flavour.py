@@ -22,7 +22,11 @@ from pbs_harness.common import errors
 from pbs_harness.localcluster import fleet, spec
 
 ROOT = Path(__file__).resolve().parents[2]
-CLEAN = {k: v for k, v in os.environ.items() if k not in ("FLAVOUR", "OPENPBS", "IMAGE", "OPENPBS_SOURCE", "CLUSTERS")}
+CLEAN = {
+    k: v
+    for k, v in os.environ.items()
+    if k not in ("FLAVOUR", "OPENPBS", "IMAGE", "OPENPBS_SOURCE", "CLUSTERS", "PYTEST_ARGS", "UP_ARGS")
+}
 
 
 def acceptance(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
