@@ -103,10 +103,9 @@ def add_sweep(p: argparse.ArgumentParser) -> None:
 
 
 def _region(args: argparse.Namespace) -> str:
-    region = args.region or os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION")
-    if not region:
-        raise errors.UsageError("no region given", "give --region R (or set AWS_REGION)")
-    return region
+    from pbs_harness.hosts.cloud import request
+
+    return request.region(args.region, os.environ)
 
 
 def _state_root(args: argparse.Namespace) -> Path:
@@ -116,24 +115,23 @@ def _state_root(args: argparse.Namespace) -> Path:
 
 
 def _request(args: argparse.Namespace, provision_only: bool):
-    """The run's request from the line, judged (sizes, TTL, owner, run id) before any API call."""
-    from pbs_harness.hosts.cloud import lifecycle, request
+    """The run's request from the line (hosts/cloud/lifecycle.py judges it before any API call)."""
+    from pbs_harness.hosts.cloud import lifecycle
 
-    kind = lifecycle.kind(args.cloud)
-    return request.CloudRequest(
+    return lifecycle.request_of(
         cloud=args.cloud,
-        region=_region(args),
+        region=args.region,
         hosts=args.hosts,
-        instance_type=args.instance_type or kind.DEFAULT_INSTANCE_TYPE,
-        image=args.image or kind.DEFAULT_IMAGE,
-        ttl=request.parse_ttl(args.ttl),
+        instance_type=args.instance_type,
+        image=args.image,
+        ttl=args.ttl,
         name_prefix=args.name_prefix,
-        owner=args.owner or request.default_owner(),
+        owner=args.owner,
         ssh_from=args.ssh_from,
-        endpoint_url=kind.endpoint_from_env(os.environ),
         keep_on_failure=args.keep_on_failure,
         provision_only=provision_only,
-        run_id=args.run_id or "",
+        run_id=args.run_id,
+        environ=os.environ,
     )
 
 

@@ -23,7 +23,7 @@ from typing import Any, Protocol, cast
 from pbs_harness import hosts
 from pbs_harness.common.errors import HarnessError, PreconditionError, UsageError
 from pbs_harness.deploy import playbook as deploy
-from pbs_harness.hosts.cloud import records
+from pbs_harness.hosts.cloud import records, request
 from pbs_harness.hosts.cloud.request import CloudRequest, default_owner, parse_stamp, stamp
 
 Say = Callable[[str], None]
@@ -66,6 +66,42 @@ def kind(name: str) -> CloudKind:
     found = cast(CloudKind, hosts.get_kind_class(name))
     os.environ.update(found.SAFE_ENV)
     return found
+
+
+def request_of(
+    *,
+    cloud: str,
+    region: str | None,
+    hosts: int,
+    instance_type: str | None,
+    image: str | None,
+    ttl: str,
+    name_prefix: str,
+    owner: str | None,
+    ssh_from: str,
+    keep_on_failure: bool,
+    provision_only: bool,
+    run_id: str | None,
+    environ: Mapping[str, str],
+) -> CloudRequest:
+    """The run's request from the command line's values, judged (the cloud, region, TTL) before any API
+    call; what they leave out is the cloud kind's default (instance type, image, endpoint)."""
+    k = kind(cloud)
+    return CloudRequest(
+        cloud=cloud,
+        region=request.region(region, environ),
+        hosts=hosts,
+        instance_type=instance_type or k.DEFAULT_INSTANCE_TYPE,
+        image=image or k.DEFAULT_IMAGE,
+        ttl=request.parse_ttl(ttl),
+        name_prefix=name_prefix,
+        owner=owner or default_owner(),
+        ssh_from=ssh_from,
+        endpoint_url=k.endpoint_from_env(environ),
+        keep_on_failure=keep_on_failure,
+        provision_only=provision_only,
+        run_id=run_id or "",
+    )
 
 
 def _playbook(k: CloudKind, name: str, extra: Mapping[str, Any], log_dir: Path, say: Say) -> deploy.PlaybookRun:

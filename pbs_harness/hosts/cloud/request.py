@@ -8,6 +8,7 @@ import getpass
 import re
 import secrets
 import socket
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from pbs_harness.common.errors import UsageError
@@ -46,6 +47,14 @@ def parse_ttl(text: str) -> dt.timedelta:
 def _show(td: dt.timedelta) -> str:
     minutes = int(td.total_seconds() // 60)
     return f"{minutes // 60}h" if minutes % 60 == 0 else f"{minutes}m"
+
+
+def region(given: str | None, environ: Mapping[str, str]) -> str:
+    """--region, else $AWS_REGION, else $AWS_DEFAULT_REGION; none is a bad command line."""
+    found = given or environ.get("AWS_REGION") or environ.get("AWS_DEFAULT_REGION")
+    if not found:
+        raise UsageError("no region given", "give --region R (or set AWS_REGION)")
+    return found
 
 
 def default_owner() -> str:
