@@ -127,7 +127,8 @@ bench-flavours: venv
 # the same cluster: reports/bench-ptl.json and .md with the wall-time ratio (docs/ptl.md).
 # OPENPBS_SOURCE: the source the cluster's OpenPBS was built from (.tar.gz or tree). PTL_ARGS: e.g.
 # "--state-dir /var/lib/pbs-harness/pt --name-prefix pt --subnet 10.83.0.0/24", "--features admin_suspend",
-# "--limit 2" (a sample: the first 2 tests of each PTL group).
+# "--limit 2" (a sample: the first 2 tests of each PTL group), "--clusters 4" (PTL's tests shared out among
+# 4 local clusters, namespace or system hosts; our suites on the same 4).
 OPENPBS_SOURCE ?=
 PTL_ARGS  ?=
 bench-ptl: venv
