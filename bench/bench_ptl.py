@@ -389,6 +389,8 @@ def ptl_phase(
                 take_ptl_out_of_hosts(cluster, where)
 
             restores.append(undo)
+            for line in restore.run_pbs_the_ptl_way(list(cluster)):
+                say(f"{cluster_name(cluster)}: before PTL: {line}")
             put_ptl_into_hosts(cluster, where)
             with_accounts(cluster, wanted)
         planned = plan(clusters[0], first, args)

@@ -57,12 +57,31 @@ RESTART_PBS = (
 )
 
 
+# PBS taken out of systemd's hands before PTL, where systemd runs it: PTL stops and starts single daemons
+# with pbs_init.d (ptl_service.py, PBSInitServices), and pbs.service (Type=forking, no main PID) runs its
+# ExecStop, `pbs_init.d stop`, once the last daemon it started has exited: every daemon PTL had started
+# beside it is stopped too. Seen in the first whole run on system hosts (29 Nov 2026): jobs held after
+# failed starts (job_state H) in tests that restart moms. So PBS runs started by the init script outside the
+# unit, with the unit inactive, as in upstream's PTL containers (no systemd); RESTART_PBS puts it back.
+PTL_WAY = (
+    "if [ -d /run/systemd/system ] && systemctl is-active --quiet pbs.service; then "
+    "systemctl stop pbs.service && /etc/init.d/pbs start; fi"
+)
+
+
+def run_pbs_the_ptl_way(hosts: Iterable[RemoteHost]) -> list[str]:
+    """PTL_WAY on every host; what was done."""
+    return [f"{host.name}: PBS run by its init script, out of pbs.service: exit {host.run(PTL_WAY, timeout=180).rc}"
+            for host in hosts]  # fmt: skip
+
+
 def revert(
     hosts: Iterable[RemoteHost], server: RemoteHost, before: dict[str, set[str]], prefix: PurePosixPath,
     ptl_bin: PurePosixPath, *, scheduling: str | None = None,
 ) -> list[str]:  # fmt: skip
     """Steps 1 to 3 above (`scheduling`: the default scheduler's before PTL); returns what was done."""
     done = []
+    hosts = list(hosts)
     for host in hosts:
         extra = sorted(vnode_defs(host, prefix) - before.get(host.name, set()))
         for name in extra:
@@ -70,8 +89,7 @@ def revert(
         if extra:
             done.append(f"{host.name}: removed PTL's vnode definitions {', '.join(extra)}")
     # Every host, the server's first: the moms forget PTL's vnodes, and each daemon runs the host's way again.
-    hosts = sorted(hosts, key=lambda h: h.name != server.name)
-    for host in hosts:
+    for host in [server, *(h for h in hosts if h.name != server.name)]:
         res = host.run(RESTART_PBS, timeout=180)
         done.append(f"{host.name}: PBS restarted the host's way (pbs.service under systemd): exit {res.rc}")
     res = server.run(

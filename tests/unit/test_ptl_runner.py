@@ -375,3 +375,19 @@ def test_what_ptl_s_revert_leaves_in_the_server_and_scheduler_is_put_back_as_bef
         "unset sched opt_backfill_fuzzy",
     ]
     assert restore.config_commands(before, before) == []
+
+
+def test_before_ptl_pbs_leaves_systemd_s_hands_and_after_it_comes_back() -> None:
+    """PTL stops and starts single daemons with pbs_init.d; pbs.service (Type=forking) would run its ExecStop
+    once its last daemon exited and stop those PTL started beside it. So PBS runs out of the unit during PTL
+    (only where systemd runs it: namespace hosts have no systemd), and RESTART_PBS brings it back after."""
+    hosts = [FakeMomHost("s1", set()), FakeMomHost("m2", set())]
+    done = restore.run_pbs_the_ptl_way(hosts)
+    assert [h.commands for h in hosts] == [[restore.PTL_WAY], [restore.PTL_WAY]]
+    assert done == ["s1: PBS run by its init script, out of pbs.service: exit 0",
+                    "m2: PBS run by its init script, out of pbs.service: exit 0"]  # fmt: skip
+    assert restore.PTL_WAY.startswith("if [ -d /run/systemd/system ] && systemctl is-active --quiet pbs.service")
+    assert "systemctl stop pbs.service && /etc/init.d/pbs start" in restore.PTL_WAY
+    server, mom = FakeMomHost("s1", set()), FakeMomHost("m2", set())
+    restore.revert([mom], server, {}, PurePosixPath("/opt/pbs"), PurePosixPath("/b"))
+    assert restore.RESTART_PBS in server.commands  # the server host too, though not a mom
