@@ -71,6 +71,34 @@ def ours_named(markdown: str) -> set[str]:
     return {n for rows in tables(markdown) for row in rows for cell in row[1:] for n in _OUR_NAME.findall(cell)}
 
 
+# `test_x`, test_x[id] (backquoted or not), or a row's lone `[id]` / `...[id]`
+_CASE = re.compile(r"\b(test_\w+)(\[[^\]`|]*\])?|`(?:\.\.\.)?(\[[^\]`]*\])`")
+
+
+def counterparts(markdown: str) -> dict[str, list[str]]:
+    """PTL test name -> our test cases its rows name, over every PTL table of a doc (a PTL test in several
+    tables, e.g. a summary row and a detailed one, gets the union): `test_x` (every parameter of it) or
+    `test_x[id]`; a row that gives only `[id]` or `...[id]` names that parameter of the test the nearest
+    row above it named (the tables list one test's parameters on rows of their own). A row with a reason
+    instead names nothing."""
+    out: dict[str, list[str]] = {}
+    for rows in tables(markdown):
+        last: str | None = None
+        for ptl, *rest in rows:
+            cases = []
+            for name, param, lone in _CASE.findall(" | ".join(rest)):
+                if name:
+                    last = name
+                    cases.append(f"{name}{param}")
+                elif lone and last:
+                    cases.append(f"{last}{lone}")
+            for ptl_name in _PTL_NAME.findall(ptl):
+                full = f"test_{ptl_name}" if re.fullmatch(r"t\d+", ptl_name) else ptl_name
+                out.setdefault(full, [])
+                out[full] += [c for c in cases if c not in out[full]]
+    return out
+
+
 def ours_in_row(row: str) -> list[str]:
     """Our test names in a row of `mapped` (its non-PTL cells), in order, each once; [] for a reason."""
     return list(dict.fromkeys(_OUR_NAME.findall(row)))

@@ -170,7 +170,16 @@ def same_scenario_lines(paired: Mapping[str, FeatureScenarios]) -> list[str]:
             f"| {_minutes(f.ours_seconds)} | {'-' if f.ratio is None else f.ratio} "
             f"| {', '.join(f.ptl_unpaired) or '-'} | {', '.join(f.ours_missing) or '-'} |"
         )
-    return [*lines, "", "## Whole files and whole suites (different scopes: no comparison of the frameworks)", ""]
+    return [
+        *lines,
+        "",
+        "## Whole files and whole suites (different scopes: no comparison of the frameworks)",
+        "",
+        "A PTL file's time is the sum of its parts' walls (what one cluster would spend on it); our suite's is its "
+        "wall time on every cluster of the run at once. Neither the scopes nor the parallelism match: these rows "
+        "are listed for completeness, the headline above is the comparison.",
+        "",
+    ]
 
 
 def markdown(

@@ -30,6 +30,7 @@ class OurCase:
     name: str  # the test function (parameters stripped)
     seconds: float
     outcome: str  # passed, failed, xfailed, skipped
+    param: str = ""  # the parameter id in brackets, e.g. "[qsub-true]", or ""
 
 
 def our_cases(junit_xml: str) -> list[OurCase]:
@@ -44,8 +45,9 @@ def our_cases(junit_xml: str) -> list[OurCase]:
             outcome = "xfailed" if kids["skipped"].get("type") == "pytest.xfail" else "skipped"
         else:
             outcome = "passed"
-        name = case.get("name", "").split("[", 1)[0]
-        out.append(OurCase(name, float(case.get("time") or 0), outcome))
+        full = case.get("name", "")
+        name = full.split("[", 1)[0]
+        out.append(OurCase(name, float(case.get("time") or 0), outcome, full[len(name) :]))
     return out
 
 
@@ -65,30 +67,38 @@ class FeatureScenarios:
 
 
 def pair(feature: str, ptl: Iterable[Outcome], doc_markdown: str, ours: Iterable[OurCase]) -> FeatureScenarios:
-    """The same-scenario sums of one feature: PTL outcomes that ran, the feature's mapping doc, our cases."""
-    rows = mapping.mapped(doc_markdown)
+    """The same-scenario sums of one feature: PTL outcomes that ran, the feature's mapping doc, our cases.
+
+    A row naming `test_x[id]` pairs that parameter of ours; `test_x`, or an id our run does not have (a row
+    describing it in words), pairs every parameter of test_x. Each case of ours counts once."""
+    rows = mapping.counterparts(doc_markdown)
     by_name: dict[str, list[OurCase]] = {}
     for case in ours:
         by_name.setdefault(case.name, []).append(case)
     result = FeatureScenarios(feature)
+    chosen: dict[tuple[str, str], OurCase] = {}
     named: dict[str, None] = {}
     for outcome in ptl:
-        counterparts = mapping.ours_in_row(rows.get(outcome.test, ""))
-        if not counterparts:
+        cases = rows.get(outcome.test, [])
+        if not cases:
             result.ptl_unpaired.append(outcome.test)
             continue
         result.ptl_paired.append(outcome.test)
         result.ptl_seconds += outcome.seconds
-        named.update(dict.fromkeys(counterparts))
+        for case in cases:
+            name, param = case.split("[", 1)[0], case[len(case.split("[", 1)[0]) :]
+            named[name] = None
+            mine = by_name.get(name, [])
+            exact = [c for c in mine if param and c.param == param]
+            for c in exact or mine:
+                chosen[(c.name, c.param)] = c
     for name in named:
-        cases = by_name.get(name)
-        if not cases:
+        if name in by_name:
+            result.ours_paired.append(name)
+        else:
             result.ours_missing.append(name)
-            continue
-        result.ours_paired.append(name)
-        result.ours_seconds += sum(c.seconds for c in cases)
+    result.ours_seconds = round(sum(c.seconds for c in chosen.values()), 1)
     result.ptl_seconds = round(result.ptl_seconds, 1)
-    result.ours_seconds = round(result.ours_seconds, 1)
     return result
 
 

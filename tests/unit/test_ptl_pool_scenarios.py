@@ -162,3 +162,45 @@ def test_a_system_host_takes_a_copy_at_the_same_path_links_kept(tmp_path: Path, 
     assert not inside.exists()
     with pytest.raises(ValueError, match="absolute"):
         host.put_tree(Path("relative/dir"))
+
+
+ROWS_DOC = """
+| PTL | ours |
+|---|---|
+| t1, t2 | RS-B: see section below |
+
+| # | PTL test | counterpart / reason |
+|---|---|---|
+| 1 | test_stageout_true | `test_stageout[qsub-true]` |
+| 2 | test_stageout_false | `[qsub-false]` |
+| 3 | test_stageout_default | `...[unset]` |
+| 4 | test_cray | not ported: Cray only |
+
+| PTL | ours |
+|---|---|
+| t1 | `test_failed_begin[begin-reject / begin-exception]` |
+"""
+
+ROWS_JUNIT = """<?xml version="1.0"?><testsuites><testsuite>
+<testcase classname="c" name="test_stageout[qsub-true]" time="10"/>
+<testcase classname="c" name="test_stageout[qsub-false]" time="20"/>
+<testcase classname="c" name="test_stageout[unset]" time="30"/>
+<testcase classname="c" name="test_stageout[qalter-true]" time="40"/>
+<testcase classname="c" name="test_failed_begin[begin-reject]" time="5"/>
+<testcase classname="c" name="test_failed_begin[begin-exception]" time="6"/>
+</testsuite></testsuites>"""
+
+
+def test_rows_that_give_only_a_parameter_pair_that_parameter_of_the_test_named_above() -> None:
+    """The suites' tables list one test's parameters on rows of their own (`[qsub-false]`, `...[unset]`),
+    and reliable_startup's PTL tests appear in a summary table before the detailed one: the pairing takes
+    the parameter a row names, the test named above it, and the union over tables; an id our run does not
+    have (words) pairs every parameter."""
+    names = ("test_stageout_true", "test_stageout_false", "test_stageout_default", "test_cray", "test_t1", "test_t2")
+    ptl = [Outcome("T", n, "PASS", "", 100.0) for n in names]
+    got = scenarios.pair("f", ptl, ROWS_DOC, scenarios.our_cases(ROWS_JUNIT))
+    assert got.ptl_paired == ["test_stageout_true", "test_stageout_false", "test_stageout_default", "test_t1"]
+    assert got.ptl_unpaired == ["test_cray", "test_t2"]
+    # 10 + 20 + 30 of test_stageout ([qalter-true] is no PTL test's), and both of test_failed_begin's (5 + 6)
+    assert got.ours_seconds == 71.0
+    assert got.ours_paired == ["test_stageout", "test_failed_begin"]
