@@ -65,6 +65,9 @@ inside "git config --global --add safe.directory '*' && git clone -q /src.git /r
 echo "bare-debian: make test in a fresh clone at $head"
 rc=0
 inside 'cd /root/pbs-harness && make test' || rc=$?
+# Its unit tests' results count in CI's closing line (.ci/run runs make test only here).
+mkdir -p reports
+[ ! -f "$root/root/pbs-harness/reports/junit-unit.xml" ] || cp "$root/root/pbs-harness/reports/junit-unit.xml" reports/junit-unit.xml
 [ "$rc" = 0 ] || { echo "bare-debian: FAILED: make test exited $rc" >&2; exit 1; }
 echo "bare-debian: ./acceptance OPENPBS=/root/no-openpbs (an empty folder): it must refuse cleanly with a README code"
 out=$work/acceptance.out

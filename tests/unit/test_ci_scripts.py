@@ -159,3 +159,67 @@ def test_a_download_without_its_sha256_is_refused(checkout_copy: Path, tmp_path:
     run = without_openpbs(checkout_copy, OPENPBS_ZIP_URL=f"file://{tmp_path}/openpbs.zip")
     assert run.returncode == 3
     assert "is given without its sha256" in run.stderr
+
+
+STUB_STAGE = """#!/bin/sh
+# STUB of a CI stage script: records that it ran, with its arguments.
+echo "$(basename "$0") $*" >> "$CI_STUB_LOG"
+"""
+
+STUB_MAKE = """#!/bin/sh
+# STUB of make: records its target.
+echo "make $*" >> "$CI_STUB_LOG"
+"""
+
+
+def run_ci_with_stub_stages(tmp_path: Path, **env: str) -> list[str]:
+    """.ci/run itself, its stage scripts, make and the venv's Python replaced by STUBS that record a line each:
+    proves which stages .ci/run runs, in which order (not what they do)."""
+    tree = tmp_path / "checkout"
+    (tree / ".ci").mkdir(parents=True)
+    shutil.copy(ROOT / ".ci" / "run", tree / ".ci" / "run")
+    stubs = [
+        "install-system-packages.sh",
+        "check-python.sh",
+        "cloud-moto.sh",
+        "bare-debian-check.sh",
+        "install-openpbs.sh",
+        "acceptance.sh",
+    ]
+    for name in stubs:
+        path = tree / "scripts" / "ci" / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(STUB_STAGE)
+        path.chmod(0o755)
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for name, text in (("make", STUB_MAKE),):
+        (bin_dir / name).write_text(text)
+        (bin_dir / name).chmod(0o755)
+    venv_python = tree / ".venv" / "bin" / "python"
+    venv_python.parent.mkdir(parents=True)
+    venv_python.write_text(STUB_STAGE)
+    venv_python.chmod(0o755)
+    log = tmp_path / "stages.log"
+    base = {"PATH": f"{bin_dir}:/usr/bin:/bin", "CI_STUB_LOG": str(log), "HOME": str(tmp_path)}
+    run = subprocess.run(
+        ["bash", str(tree / ".ci" / "run")], capture_output=True, text=True, check=False, env={**base, **env}
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    return log.read_text().splitlines()
+
+
+def test_ci_runs_make_test_once_in_the_bare_debian(tmp_path: Path) -> None:
+    """make test runs once: in the bare Debian's fresh clone (it took ~20 minutes of CI's hour twice over),
+    and this checkout gets only its venv, before the stages that use it."""
+    stages = run_ci_with_stub_stages(tmp_path)
+    assert [line for line in stages if line.startswith("make")] == ["make venv PYTHON=python3"]
+    names = [line.split()[0] for line in stages]
+    assert names.index("make") < names.index("cloud-moto.sh") < names.index("bare-debian-check.sh")
+    assert names.index("bare-debian-check.sh") < names.index("acceptance.sh")
+
+
+def test_ci_without_the_bare_debian_runs_make_test_here(tmp_path: Path) -> None:
+    stages = run_ci_with_stub_stages(tmp_path, CI_BARE_DEBIAN="0")
+    assert [line for line in stages if line.startswith("make")] == ["make test PYTHON=python3"]
+    assert not any(line.startswith("bare-debian-check.sh") for line in stages)
