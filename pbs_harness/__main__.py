@@ -1,7 +1,46 @@
-"""`python -m pbs_harness` runs the CLI."""
+"""`pbs-harness` (the console script) and `python -m pbs_harness`: the CLI's imports run under the same
+signal rules as its verbs.
 
+Importing pbs_harness.cli takes a few tenths of a second (argparse, the verbs' modules). A Ctrl-C or
+SIGTERM in that time came before the CLI's own handling and printed a Python traceback (issue #34);
+here it ends with the README's code for an interruption and one line saying nothing was done.
+Left: the first few hundredths of a second are CPython's own start (its `site` import), before any
+code of ours runs; a Ctrl-C there is CPython's "Fatal Python error: init_import_site" (docs/bad-input.md).
+"""
+
+from __future__ import annotations
+
+import signal
 import sys
 
-from pbs_harness.cli import main
+EXIT_INTERRUPTED = 130  # README's table; pbs_harness.common.errors.EXIT_INTERRUPTED, not imported yet
 
-sys.exit(main())
+
+class _TerminatedWhileStarting(KeyboardInterrupt):
+    pass
+
+
+def _terminate(signum: int, _frame: object) -> None:
+    raise _TerminatedWhileStarting(f"signal {signum}")
+
+
+def main() -> int:
+    previous = signal.signal(signal.SIGTERM, _terminate)
+    try:
+        from pbs_harness.cli import main as cli_main
+    except KeyboardInterrupt as exc:
+        how = "SIGTERM" if isinstance(exc, _TerminatedWhileStarting) else "Ctrl-C (SIGINT)"
+        print(f"pbs-harness: interrupted by {how} while starting: nothing was done (exit 130)", file=sys.stderr)  # noqa: T201
+        return EXIT_INTERRUPTED
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    try:
+        return cli_main()
+    except KeyboardInterrupt as exc:  # in the CLI's own set-up, before its verbs' handling
+        how = "SIGTERM" if type(exc).__name__ == "Terminated" else "Ctrl-C (SIGINT)"
+        print(f"pbs-harness: interrupted by {how} (exit 130)", file=sys.stderr)  # noqa: T201 - the CLI's output
+        return EXIT_INTERRUPTED
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from pbs_harness import entry
+from pbs_harness import __main__ as entry
 from pbs_harness.common import errors
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -26,7 +26,7 @@ PYTHON_OWN_START = "Fatal Python error: init_import_site"
 
 def test_the_console_script_is_the_guarded_entry() -> None:
     scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
-    assert scripts["pbs-harness"] == "pbs_harness.entry:main"
+    assert scripts["pbs-harness"] == "pbs_harness.__main__:main"
     assert entry.EXIT_INTERRUPTED == errors.EXIT_INTERRUPTED
 
 
@@ -56,14 +56,14 @@ def test_an_interruption_while_the_cli_imports_ends_with_130_and_one_line(
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
 def test_a_signal_early_in_a_real_start_never_gives_a_traceback(signum: int) -> None:
-    argv = [sys.executable, "-c", "import sys; from pbs_harness.entry import main; sys.exit(main())", "--version"]
+    argv = [sys.executable, "-c", "import sys; from pbs_harness.__main__ import main; sys.exit(main())", "--version"]
     for delay in (0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.6):
         proc = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         time.sleep(delay)  # the point of the start the signal lands at: what is tested, not a wait
         proc.send_signal(signum)
         _out, err = proc.communicate(timeout=60)
         if err.startswith(PYTHON_OWN_START):
-            continue  # CPython's own start, before any code of ours: documented in pbs_harness/entry.py
+            continue  # CPython's own start, before any code of ours: documented in pbs_harness/__main__.py
         assert "Traceback" not in err, f"signal {signum} after {delay}s:\n{err}"
         # Done before the signal (0), interrupted by the harness (130), or killed by the signal itself
         # before Python's own startup ended (no Python code of ours ran yet: nothing printed).
