@@ -85,14 +85,19 @@ test: lint unit
 # make turns any failure into its own 2, and the line before it names the harness's code. ./acceptance
 # judges FLAVOUR, IMAGE, CLUSTERS and OPENPBS first, then installs what the hosts need on this machine
 # (scripts/ci/install-system-packages.sh), makes the venv, and runs `pbs-harness up` and `pbs-harness test`
-# (a line per finished test: suite, name, outcome, duration). UP_ARGS and PYTEST_ARGS reach it in its
-# environment, not in the command line: their text arrives unchanged, quotes included (in '...' on the line,
-# a value's own single quote ended the quoting; issue #34), and ./acceptance splits it as a shell would.
+# (a line per finished test: suite, name, outcome, duration). Every setting reaches it in its environment,
+# not in the command line: its text arrives unchanged, quotes and spaces included (in '...' on the line, a
+# value's own single quote ended the quoting and bash refused the line; issue #34). ./acceptance judges each
+# and splits UP_ARGS and PYTEST_ARGS as a shell would.
+acceptance: export FLAVOUR := $(FLAVOUR)
+acceptance: export IMAGE := $(IMAGE)
+acceptance: export CLUSTERS := $(CLUSTERS)
+acceptance: export OPENPBS := $(OPENPBS)
+acceptance: export PYTHON := $(PYTHON)
 acceptance: export UP_ARGS := $(UP_ARGS)
 acceptance: export PYTEST_ARGS := $(PYTEST_ARGS)
 acceptance:
-	./acceptance FLAVOUR='$(FLAVOUR)' IMAGE='$(IMAGE)' CLUSTERS='$(CLUSTERS)' OPENPBS='$(OPENPBS)' \
-	  PYTHON='$(PYTHON)'
+	./acceptance
 
 down: venv
 	$(HARNESS) down

@@ -189,3 +189,41 @@ def test_dry_run_prints_lines_that_can_be_pasted(tree: Path) -> None:
     up = shlex.split(next(line for line in lines if " up " in line))
     assert up[-2:] == ["--state-dir", state]
     assert _calls(tree) == []  # a dry run runs nothing
+
+
+def test_make_acceptance_hands_every_setting_over_unchanged(tree: Path) -> None:
+    """FLAVOUR, IMAGE, CLUSTERS, OPENPBS and PYTHON reach ./acceptance in its environment too: the recipe used to
+    put them in '...' on its line, so an OPENPBS path with a single quote ended that quoting and bash refused the
+    line with its own syntax error."""
+    packages = tree.parent / "it's my openpbs"
+    packages.mkdir()
+    for kind in ("server", "execution", "client"):  # an ar archive's first bytes: all the judge reads
+        (packages / f"openpbs-{kind}_23.06.06-1_amd64.deb").write_bytes(b"!<arch>\ndebian-binary")
+    run = _make_acceptance(tree, "FLAVOUR=system", "IMAGE=debian-11", "CLUSTERS=2", f"OPENPBS={packages}")
+    assert run.returncode == 0, run.stdout + run.stderr
+    harness = [call[1:] for call in _calls(tree) if call[0] == "pbs-harness"]
+    assert harness[1] == [
+        "up", "--clusters", "2", "--idempotence", "--flavour", "system", "--image", "debian-11",
+        "--openpbs", str(packages),
+    ], harness  # fmt: skip
+    assert ["make", "--no-print-directory", "venv", f"PYTHON={sys.executable}"] in _calls(tree)
+
+
+@pytest.mark.parametrize(
+    ("setting", "says"),
+    [
+        ("FLAVOUR=system'", "FLAVOUR=system' is not a kind of local host\n  fix: FLAVOUR=system (the default)"),
+        ("IMAGE=debian 12", "IMAGE=debian 12 is not a system hosts' image\n  fix: IMAGE=debian-12 (the default)"),
+        ("CLUSTERS=2 3", "CLUSTERS=2 3 is not a number of clusters\n  fix: CLUSTERS=auto, or 1 to 12"),
+        ("OPENPBS=/nonexistent/it's", "OPENPBS=/nonexistent/it's does not exist\n  fix: name an OpenPBS release"),
+    ],
+)
+def test_make_acceptance_refuses_a_quote_or_space_by_its_value(tree: Path, setting: str, says: str) -> None:
+    """A value with a quote or a space is judged as the value it is, before anything runs: not bash's `unexpected
+    EOF while looking for matching` about the recipe's line."""
+    run = _make_acceptance(tree, *(["FLAVOUR=system"] if setting.startswith("OPENPBS") else []), setting)
+    assert run.returncode != 0, run.stdout + run.stderr  # make's own 2, whatever ./acceptance said
+    assert f"acceptance: error: {says}" in run.stderr, run.stderr
+    assert "unexpected EOF" not in run.stderr
+    assert "Traceback" not in run.stderr
+    assert _calls(tree) == []
