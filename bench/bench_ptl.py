@@ -9,7 +9,8 @@ our suites for the same features on the same cluster; reports/bench-ptl.json and
 2. PTL from the cluster's own OpenPBS source (--source, or $OPENPBS_SOURCE) into a virtualenv of its own
    (pbs_harness.ptl.install); PTL's test accounts (pbs_harness.ptl.accounts).
 3. Each PTL file, in groups by declared mom count, with `pbs_benchpress` on the server host
-   (pbs_harness.ptl.runner); PTL's JSON results and log are copied to reports/bench-ptl/.
+   (pbs_harness.ptl.runner); PTL's JSON results and log are copied to reports/bench-ptl/, and for a part
+   with a failed test PTL's post-analysis data (the daemons' logs of each failure).
 4. The accounts the run made are removed; `pbs-harness up` again restores the harness's baseline that
    PTL's own set-up reverted (it deletes nodes, hooks, queues and mom configs).
 5. Our suite of each feature: `pbs-harness test -m FEATURE`, timed.
@@ -211,6 +212,10 @@ def part_runner(cluster: Cluster, where: site.PtlSite, run_id: str) -> pool.Runn
         log = runner.fetch(cluster.server, run.out)
         if log:
             (OUT_DIR / "ptl" / f"{run.name}.log.gz").write_bytes(gzip.compress(log.encode()))
+        if any(o.count == results.FAILED for o in found):  # the daemons' logs of its failures (runner.py)
+            post = runner.fetch_tree(cluster.server, run.post_data)
+            if post:
+                (OUT_DIR / "ptl" / f"{run.name}.post.tar.gz").write_bytes(post)
         return pool.PartResult(part, cluster_name(cluster), rc, seconds, found)
 
     return run

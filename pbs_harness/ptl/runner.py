@@ -13,10 +13,15 @@ How we run it, and why (each is an environment fix, none touches PTL's tests):
   pbs_admin_suspend.py's test_cmd_perm met an empty error and failed with an IndexError.
 - The run is detached on the host (setsid nohup) and polled, so a dropped SSH connection does not
   kill a run of an hour; Ctrl-C or the time limit kills its whole process group.
+- PTL's own post-analysis data (`--post-analysis-data`, its PTLTestData plugin): for every test that
+  fails, its log and a `pbs_snapshot` of the daemons' logs of the server and moms. PTL's log shows only
+  what PTL asked and got; why a job was held or a mom rejected a start is in the daemons' logs, gone
+  with the cluster (docs/ptl.md: the failures of the run of 29 Nov could not be decided without them).
 """
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import shlex
 import time
@@ -57,6 +62,10 @@ class GroupRun:
     @property
     def out(self) -> PurePosixPath:
         return self.dir / f"{self.name}.out"  # stdout/stderr of pbs_benchpress
+
+    @property
+    def post_data(self) -> PurePosixPath:
+        return self.dir / f"{self.name}.post"  # PTL's --post-analysis-data: <Class>/<test>/ per test
 
     @property
     def rc(self) -> PurePosixPath:
@@ -100,7 +109,7 @@ def script(site: PtlSite, run: GroupRun, group: Group, params: tuple[str, ...] =
     param = ",".join((f"moms={':'.join(site.moms_for(group.num_moms))}", *params))
     argv = [
         "pbs_benchpress", "-t", group.selector, "-p", param, "-o", str(run.log),
-        "--db-type=json", f"--db-name={run.json}",
+        "--db-type=json", f"--db-name={run.json}", f"--post-analysis-data={run.post_data}",
     ]  # fmt: skip
     return "\n".join(
         [
@@ -142,7 +151,8 @@ def run_group(
 ) -> tuple[int | None, float]:
     """Start the script detached on `host`, wait for its exit code; (rc or None on timeout or `stop`, wall
     seconds). `stop` is asked at every poll: true, the run is killed (another thread's Ctrl-C)."""
-    host.check(f"mkdir -p {run.dir} && cat > {run.script} && rm -f {run.rc} {run.json}", stdin=body)
+    # PTL keeps no post-analysis data of a test whose directory exists already: a rerun starts without it.
+    host.check(f"mkdir -p {run.dir} && cat > {run.script} && rm -rf {run.rc} {run.json} {run.post_data}", stdin=body)
     start = time.monotonic()
     host.check(
         f"setsid nohup bash {run.script} > {run.out} 2>&1 < /dev/null & echo $! > {run.pid}",
@@ -186,3 +196,12 @@ def kill(host: RemoteHost, run: GroupRun) -> None:
 def fetch(host: RemoteHost, path: PurePosixPath) -> str | None:
     res = host.run(f"cat {path}", timeout=120)
     return res.stdout if res.ok else None
+
+
+def fetch_tree(host: RemoteHost, path: PurePosixPath) -> bytes | None:
+    """The directory `path` on `host` as a gzipped tar (its name at the top), or None when it is absent.
+    In base64 on the wire: the transport carries text."""
+    res = host.run(
+        f"[ -d {path} ] && tar -C {path.parent} -czf - {path.name} | base64 -w0", timeout=600
+    )  # fmt: skip
+    return base64.b64decode(res.stdout) if res.ok and res.stdout.strip() else None

@@ -187,13 +187,68 @@ def test_the_script_runs_pbs_benchpress_upstream_s_way_with_exactly_the_group_s_
     assert record == f"echo $$ > {run.ptl_pid}"  # its own pid: its process group's after os.setpgrp
     assert shlex.split(benchpress) == [
         "pbs_benchpress", "-t", "TestPbsNodeRampDown.test_a,TestPbsNodeRampDown.test_b", "-p", "moms=s1:m2:m3",
-        "-o", str(run.log), "--db-type=json", f"--db-name={run.json}"]  # fmt: skip
+        "-o", str(run.log), "--db-type=json", f"--db-name={run.json}",
+        "--post-analysis-data=/st/ptl/runs/run-1/pbs_node_rampdown-3moms.post"]  # fmt: skip
     assert "cd /st/ptl/src/test/tests" in text
     assert "export PATH=/st/ptl/venv/bin:/opt/pbs/bin:/opt/pbs/sbin:$PATH" in text
     rsh = re.search(r"^export PTL_RSH_CMD=(.*)$", text, re.M)[1]
     assert shlex.split(rsh)[0].startswith("ssh -F /st/ssh/config -o ControlMaster=auto")
     assert f"echo $rc > {run.rc}" in text
     assert "for h in s1 m2 m3; do" in text  # the multiplexed connections closed after the run
+
+
+class FakeRunHost:
+    """The server host as runner.py's file transfers see it: the commands sent, run here by bash (the
+    paths of the test's tmp_path stand for the host's)."""
+
+    name = "s1"
+
+    def __init__(self) -> None:
+        self.commands: list[str] = []
+
+    def run(self, cmd: str, timeout: float = 0) -> CommandResult:
+        self.commands.append(cmd)
+        done = subprocess.run(["bash", "-c", cmd], check=False, capture_output=True, text=True, timeout=60)
+        return CommandResult(self.name, cmd, done.returncode, done.stdout, done.stderr)
+
+    def check(self, cmd: str, timeout: float = 0, stdin: str | None = None) -> CommandResult:
+        self.commands.append(cmd)
+        return CommandResult(self.name, cmd, 0, "", "")
+
+
+def test_ptl_s_post_analysis_data_of_failed_tests_comes_back_whole_and_a_rerun_starts_without_it(
+    tmp_path: Path,
+) -> None:
+    """The run of 29 Nov kept only PTL's log: why jobs were held or placed elsewhere was in the daemons' logs,
+    gone with the cluster. PTL saves them itself per failed test (a pbs_snapshot under <Class>/<test>/);
+    the directory is brought back as it is, and none is an empty result."""
+    where = _where()
+    group = selection.Group(selection.FILES[1], 3, ("test_a",))
+    run = runner.group_run(where, "run-1", group, part=2)
+    assert run.post_data == PurePosixPath("/st/ptl/runs/run-1/pbs_node_rampdown-3moms-p02.post")
+    host = FakeRunHost()
+    post = tmp_path / run.post_data.name
+    assert runner.fetch_tree(host, PurePosixPath(post)) is None  # PTL saved nothing: no failure
+    (post / "TestPbsNodeRampDown" / "test_a").mkdir(parents=True)
+    (post / "TestPbsNodeRampDown" / "test_a" / "logfile_FAIL").write_text("expected R, got H\n")
+    (post / "TestPbsNodeRampDown" / "test_a" / "PBS_s1.tar.gz").write_bytes(b"\x1f\x8b snapshot")
+    data = runner.fetch_tree(host, PurePosixPath(post))
+    assert data is not None
+    (tmp_path / "got.tar.gz").write_bytes(data)
+    with tarfile.open(tmp_path / "got.tar.gz") as tar:
+        members = {m.name: m for m in tar.getmembers() if m.isfile()}
+        assert set(members) == {
+            f"{post.name}/TestPbsNodeRampDown/test_a/logfile_FAIL",
+            f"{post.name}/TestPbsNodeRampDown/test_a/PBS_s1.tar.gz",
+        }
+        assert tar.extractfile(members[f"{post.name}/TestPbsNodeRampDown/test_a/PBS_s1.tar.gz"]).read() == (
+            b"\x1f\x8b snapshot"
+        )
+    # PTL skips a test whose post-analysis directory exists: the run's set-up removes the last run's.
+    started = FakeRunHost()
+    started.run = lambda cmd, timeout=0: CommandResult("s1", cmd, 0, "0\n", "")  # its exit code is there
+    assert runner.run_group(started, run, "#!/bin/bash\n", time_limit=60)[0] == 0
+    assert f"rm -rf {run.rc} {run.json} {run.post_data}" in started.commands[0]
 
 
 def test_without_a_cluster_ssh_config_ptl_uses_plain_ssh_and_scp_with_multiplexing_only() -> None:
