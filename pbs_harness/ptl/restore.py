@@ -60,9 +60,10 @@ RESTART_PBS = (
 # PBS taken out of systemd's hands before PTL, where systemd runs it: PTL stops and starts single daemons
 # with pbs_init.d (ptl_service.py, PBSInitServices), and pbs.service (Type=forking, no main PID) runs its
 # ExecStop, `pbs_init.d stop`, once the last daemon it started has exited: every daemon PTL had started
-# beside it is stopped too. Seen in the first whole run on system hosts (29 Nov 2026): jobs held after
-# failed starts (job_state H) in tests that restart moms. So PBS runs started by the init script outside the
-# unit, with the unit inactive, as in upstream's PTL containers (no systemd); RESTART_PBS puts it back.
+# beside it is stopped too. That can strike at PTL's first stop of a mom-only host's pbs_mom (afterwards
+# the moms PTL restarts run outside the unit); it did not cause the held jobs of the run of 29 Nov, which
+# came long after (docs/ptl.md, "Results"). So PBS runs started by the init script outside the unit, with
+# the unit inactive, as in upstream's PTL containers (no systemd); RESTART_PBS puts it back.
 PTL_WAY = (
     "if [ -d /run/systemd/system ] && systemctl is-active --quiet pbs.service; then "
     "systemctl stop pbs.service && /etc/init.d/pbs start; fi"
