@@ -10,7 +10,8 @@
 # hands out are fake and nothing connects to them, so the deploy and the suites are skipped, and this says so.
 # Environment: AWS_REGION (required), PBSH_CLOUD (aws), PBSH_CLOUD_HOSTS (4), PBSH_CLOUD_TTL (2h),
 # PBSH_CLOUD_TYPE, PBSH_CLOUD_IMAGE, PBSH_CLOUD_OWNER (the owner tag; CI: one for the repository, so that the
-# sweep job finds every job's runs), PBSH_SSH_FROM (CIDR for port 22), PYTEST_ARGS, KEEP_ON_FAILURE.
+# sweep job finds every job's runs), PBSH_SSH_FROM (CIDR for port 22), PYTEST_ARGS (split into words as a shell
+# splits them: "-m 'ramp_down and not destructive'" is two), KEEP_ON_FAILURE.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 harness=${HARNESS:-.venv/bin/pbs-harness}
@@ -36,6 +37,9 @@ if [ "${1:-}" = down ]; then
   exit 0
 fi
 : "${AWS_REGION:?set AWS_REGION to the region of the run}"
+# shellcheck disable=SC1091 # checked on its own (tests/unit/test_ci_recipes.py)
+. scripts/ci/pytest-args.sh
+pytest_args_words cloud-acceptance  # before the run id is chosen: a quote left open creates nothing
 
 run="${PBSH_CLOUD_PREFIX:-ci}-$(date -u +%Y%m%d-%H%M%S)-$(od -An -N2 -tx2 /dev/urandom | tr -d ' ')"
 echo "$run" > "$run_file"
@@ -75,6 +79,5 @@ if [ -n "${AWS_ENDPOINT_URL:-}${AWS_ENDPOINT_URL_EC2:-}" ]; then
 fi
 # One command: create, deploy, verify, the suites, and always remove the run (also on a failure, Ctrl-C or
 # the job's SIGTERM; a SIGKILLed job's run is swept). The EXIT trap above removes it again, should this shell
-# itself be stopped before `test` could.
-# shellcheck disable=SC2086 # PYTEST_ARGS is a list of pytest arguments
-"$harness" test "${opts[@]}" ${PYTEST_ARGS:-}
+# itself be stopped before `test` could. `test --cloud` judges the pytest line before any API call.
+"$harness" test "${opts[@]}" "${PYTEST_ARGS_WORDS[@]}"

@@ -10,14 +10,21 @@
 #   PBSH_SSH_KEY_FILE or PBSH_SSH_KEY             the login user's private key
 #   PBSH_SSH_USER                                 the login user (passwordless sudo on the VMs)
 # Optional: PBSH_INVENTORY_BASE (group_vars to use, default inventory/cloud.example), PBSH_DEPLOY=true
-# (deploy OpenPBS first), PYTEST_ARGS (e.g. "-m smoke"; split into words on purpose), PBSH_WORK (where
-# the key and inventory live while the job runs, outside the checkout; removed at the end).
+# (deploy OpenPBS first), PYTEST_ARGS (e.g. "-m 'ramp_down and not destructive'": split into words as a
+# shell splits them, and judged as `pbs-harness test` judges it before anything else), PBSH_WORK (where the
+# key and inventory live while the job runs, outside the checkout; removed at the end).
 # On failure the PBS logs of every VM go to reports/logs/.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
 work=${PBSH_WORK:-${RUNNER_TEMP:-/tmp}/pbsh-vm-cluster}
 harness=.venv/bin/pbs-harness
+# shellcheck disable=SC1091 # checked on its own (tests/unit/test_ci_recipes.py)
+. scripts/ci/pytest-args.sh
+pytest_args_words vm-cluster
+# The pytest line judged before any secret is written or any host contacted (the deploy comes first): a -m
+# marker no suite registers, an unknown option, a missing path exit 2 here, not after a deploy.
+"$harness" test --judge-only -q -rs "${PYTEST_ARGS_WORDS[@]}"
 umask 077
 secrets=$(mktemp -d)
 trap 'rm -rf "$secrets" "$work"' EXIT
@@ -42,8 +49,7 @@ if [ "${PBSH_DEPLOY:-false}" = true ]; then
   "$harness" deploy -i "$inventory" || rc=$?
 fi
 if [ "$rc" = 0 ]; then
-  # shellcheck disable=SC2086 # PYTEST_ARGS is split into words on purpose (e.g. "-m smoke")
-  "$harness" test -i "$inventory" -q -rs ${PYTEST_ARGS:-} || rc=$?
+  "$harness" test -i "$inventory" -q -rs "${PYTEST_ARGS_WORDS[@]}" || rc=$?
 fi
 if [ "$rc" != 0 ]; then
   echo "vm-cluster: failed (exit $rc): collecting the PBS logs of every VM into reports/logs/"

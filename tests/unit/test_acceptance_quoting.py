@@ -1,6 +1,7 @@
 """PYTEST_ARGS and UP_ARGS take shell-style quoting (issue #34): ./acceptance splits them with Python's shlex
 (pbs_harness/cli/shell_words.py), and `make acceptance` hands them over in ./acceptance's environment, so a
-value's text (its single quotes too) arrives unchanged.
+value's text (its single quotes too) arrives unchanged. The CI scripts that run `pbs-harness test` themselves
+(scripts/ci/vm-cluster.sh, cloud-acceptance.sh) split PYTEST_ARGS the same way (scripts/ci/pytest-args.sh).
 
 The real runs here are of a copy of ./acceptance (and of the Makefile) in a folder of fakes: the install
 script, `make`, `id` (root) and .venv/bin/pbs-harness record what reached them, and apt-get, debootstrap, pip
@@ -227,3 +228,73 @@ def test_make_acceptance_refuses_a_quote_or_space_by_its_value(tree: Path, setti
     assert "unexpected EOF" not in run.stderr
     assert "Traceback" not in run.stderr
     assert _calls(tree) == []
+
+
+@pytest.fixture
+def ci_tree(tmp_path: Path) -> Path:
+    """A checkout of the CI scripts that run `pbs-harness test` themselves (vm-cluster.sh, cloud-acceptance.sh)
+    with .venv/bin/pbs-harness, ansible-playbook and examples/ci/vm-inventory.sh faked: each records its argv;
+    the venv's Python is this one and pbs_harness/ is linked in for the splitter."""
+    top = tmp_path / "checkout"
+    (top / "scripts" / "ci").mkdir(parents=True)
+    (top / "examples" / "ci").mkdir(parents=True)
+    (top / ".venv" / "bin").mkdir(parents=True)
+    for name in ("vm-cluster.sh", "cloud-acceptance.sh", "pytest-args.sh"):
+        shutil.copy2(ROOT / "scripts" / "ci" / name, top / "scripts" / "ci" / name)
+    (top / "pbs_harness").symlink_to(ROOT / "pbs_harness")
+    (top / ".venv" / "bin" / "python").symlink_to(sys.executable)
+    record = tmp_path / "calls.jsonl"
+    recorder = (
+        f"#!{sys.executable}\nimport json, os, sys\n"
+        f"open({str(record)!r}, 'a').write(json.dumps([NAME, *sys.argv[1:]]) + '\\n')\n"
+    )
+    for path, name in (
+        (top / ".venv" / "bin" / "pbs-harness", "pbs-harness"),
+        (top / ".venv" / "bin" / "ansible-playbook", "ansible-playbook"),
+        (top / "examples" / "ci" / "vm-inventory.sh", "vm-inventory"),
+    ):
+        path.write_text(recorder.replace("NAME", repr(name)))
+        path.chmod(0o755)
+    return top
+
+
+def _ci_script(top: Path, script: str, pytest_args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in CLEAN.items() if not k.startswith(("AWS_", "PBSH_"))}
+    env.update(
+        PYTEST_ARGS=pytest_args, PBSH_WORK=str(top.parent / "work"), AWS_REGION="eu-west-1",
+        PBS_HARNESS_CLOUD_DIR=str(top.parent / "cloud"), TMPDIR=str(top.parent),
+    )  # fmt: skip
+    return subprocess.run(
+        [str(top / "scripts" / "ci" / script)], cwd=top, capture_output=True, text=True, check=False, timeout=120,
+        env=env,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("script", ["vm-cluster.sh", "cloud-acceptance.sh"])
+def test_the_ci_scripts_split_pytest_args_as_a_shell_does(ci_tree: Path, script: str) -> None:
+    """scripts/ci/vm-cluster.sh and cloud-acceptance.sh used to split PYTEST_ARGS at blanks (`${PYTEST_ARGS}`
+    unquoted), so an -m or -k expression with spaces reached pytest as loose words."""
+    run = _ci_script(ci_tree, script, EXPRESSIONS)
+    assert run.returncode == 0, run.stdout + run.stderr
+    tests = [call[1:] for call in _calls(ci_tree) if call[:2] == ["pbs-harness", "test"]]
+    if script == "vm-cluster.sh":  # judged first, then run on the written inventory
+        assert tests[0] == ["test", "--judge-only", "-q", "-rs", *WORDS], tests
+        assert tests[1][:2] == ["test", "-i"], tests
+        assert tests[1][-4:] == WORDS, tests
+    else:
+        assert tests[0][:3] == ["test", "--cloud", "aws"], tests
+        assert tests[0][-4:] == WORDS, tests
+
+
+@pytest.mark.parametrize("script", ["vm-cluster.sh", "cloud-acceptance.sh"])
+def test_the_ci_scripts_refuse_an_unclosed_quote_before_anything(ci_tree: Path, script: str) -> None:
+    run = _ci_script(ci_tree, script, "-m 'ramp_down and not destructive")
+    assert run.returncode == errors.EXIT_USAGE, run.stdout + run.stderr
+    name = script.removesuffix(".sh")
+    assert run.stderr.startswith(
+        f"{name}: error: PYTEST_ARGS=-m 'ramp_down and not destructive cannot be split into words: a quote is not "
+        "closed\n  fix: close each quote"
+    ), run.stderr
+    assert "Traceback" not in run.stderr
+    assert _calls(ci_tree) == []  # no inventory written, no run id, no pbs-harness
+    assert not (ci_tree.parent / "cloud" / "current-run").exists()
