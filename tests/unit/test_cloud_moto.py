@@ -62,6 +62,21 @@ def tagged(client, run_id: str) -> dict[str, list[str]]:
 NOTHING = {"instances": [], "groups": [], "keys": []}
 
 
+def tags_of(client, run_id: str) -> dict[str, dict[str, str]]:
+    """Each resource of the run (by id) with its tags."""
+    f = [{"Name": "tag:pbs-harness-run", "Values": [run_id]}]
+    found = [
+        *(
+            (i["InstanceId"], i["Tags"])
+            for r in client.describe_instances(Filters=f)["Reservations"]
+            for i in r["Instances"]
+        ),
+        *((g["GroupId"], g["Tags"]) for g in client.describe_security_groups(Filters=f)["SecurityGroups"]),
+        *((k["KeyName"], k["Tags"]) for k in client.describe_key_pairs(Filters=f)["KeyPairs"]),
+    ]
+    return {rid: {t["Key"]: t["Value"] for t in tags} for rid, tags in found}
+
+
 def freeze_tree(pid: int) -> list[int]:
     """SIGSTOP `pid` and every descendant, parents first; the pids."""
     found, todo = [], [pid]
@@ -112,6 +127,21 @@ def up(capsys, *more: str) -> tuple[int, str, str]:
     )  # fmt: skip
     run_id = next((w for w in out.split() if w.startswith("pbsc-")), "").rstrip(":")
     return rc, out, run_id
+
+
+def assert_up_again_changes_nothing(client, cloud: Path, run_id: str, record: dict, capsys) -> None:
+    """`up` again with the same run id (and another --ttl) changes nothing: the run keeps its times, so its
+    tags, its VMs' power-off, its plan and its record stay as they were, and the playbook changes nothing."""
+    before = tags_of(client, run_id), (cloud / run_id / "plan.json").read_text(), record
+    rc, out, _ = up(capsys, "--hosts", "2", "--ttl", "3h", "--run-id", run_id)
+    assert rc == errors.EXIT_OK, out
+    assert f"it keeps its expiry {record['expires']}" in out
+    plan = (cloud / run_id / "plan.json").read_text()
+    again = json.loads((cloud / run_id / "run.json").read_text())
+    assert (tags_of(client, run_id), plan, {**again, "pid": record["pid"], "pid_start": record["pid_start"]}) == before
+    recap = (cloud / run_id / "logs" / "ansible-provision.log").read_text().rsplit("PLAY RECAP", 1)[1]
+    assert " changed=0 " in recap, recap
+    assert " failed=0 " in recap, recap
 
 
 def test_provision_tags_everything_writes_the_inventory_and_down_leaves_nothing(
@@ -167,7 +197,9 @@ def test_provision_tags_everything_writes_the_inventory_and_down_leaves_nothing(
     rc, out = run_cli(["deploy", "-i", str(inventory)], capsys)
     assert_refused(rc, out, errors.EXIT_PRECONDITION, "not AWS's", "never connects")
 
-    # A second provision of the same run changes nothing (found by tag).
+    assert_up_again_changes_nothing(client, cloud, run_id, record, capsys)
+
+    # A second provision of the same plan by hand changes nothing either (found by tag).
     second = subprocess.run(
         [str(Path(sys.executable).parent / "ansible-playbook"), "-i", "localhost,", "playbooks/cloud/aws/provision.yml",
          "-e", f"@{cloud / run_id / 'plan.json'}"],

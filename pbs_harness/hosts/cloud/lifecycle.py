@@ -16,7 +16,7 @@ import signal
 import tempfile
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Protocol, cast
 
@@ -145,7 +145,12 @@ def up(req: CloudRequest, state_root: Path, say: Say, then: str = "up") -> recor
     k.check_request(req)  # before any API call
     records.check_writable(state_root)
     run_dir = state_root / req.run_id
-    rec = records.find(state_root, req.run_id) or records.RunRecord(
+    rec = records.find(state_root, req.run_id)
+    if rec is not None and rec.status not in records.ENDED:
+        req = _with_times_of(rec, req, say)
+    else:
+        rec = None  # a new run, or the id of a run that ended: the times are this request's
+    rec = rec or records.RunRecord(
         run_id=req.run_id,
         cloud=req.cloud,
         region=req.region,
@@ -175,6 +180,23 @@ def up(req: CloudRequest, state_root: Path, say: Say, then: str = "up") -> recor
     rec.set_status(then)
     say(f"cloud run {rec.run_id}: {req.hosts} instances up; inventory {rec.inventory}")
     return rec
+
+
+def _with_times_of(rec: records.RunRecord, req: CloudRequest, say: Say) -> CloudRequest:
+    """The request of a run that already exists, with that run's creation and expiry: a second `up` of the
+    same run id then changes nothing (its tags, its VMs' power-off time and the record stay as they are)."""
+    created, expires = parse_stamp(rec.created), parse_stamp(rec.expires)
+    if created is None or expires is None:
+        raise PreconditionError(
+            f"cloud run record {rec.dir / records.RECORD} has no readable creation or expiry time",
+            f"remove the run (pbs-harness down --run {rec.run_id}), then give another --run-id",
+        )
+    if expires - created != req.ttl:
+        say(
+            f"cloud run {rec.run_id} exists (created {rec.created}): it keeps its expiry {rec.expires}; "
+            "--ttl applies to new runs only"
+        )
+    return replace(req, created=created, ttl=expires - created)
 
 
 def _after_failed_up(k: CloudKind, rec: records.RunRecord, state_root: Path, keep: bool, say: Say) -> None:
@@ -356,7 +378,7 @@ def why_remove(
         return f"older than {older_than}"
     if rec is None:
         return "no record of the run on this machine" if records_here else None
-    if rec.status in ("down", "failed"):
+    if rec.status in records.ENDED:
         return f"its run ended ({rec.status})"
     if rec.status in records.CONTROLLED and not rec.controller_alive:
         return f"its controller was killed while {rec.status} (pid {rec.pid} gone)"

@@ -28,6 +28,8 @@ RECORD = "run.json"
 # what was under way.
 CONTROLLED = ("provisioning", "deploying", "testing", "removing")
 STATUSES = (*CONTROLLED, "up", "failed", "kept", "down")
+# Nothing of the run is left: its id may name a new run.
+ENDED = ("failed", "down")
 
 
 def process_start(pid: int) -> int:
