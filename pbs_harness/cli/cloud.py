@@ -16,7 +16,9 @@ class ImageChoices(tuple):
     kind judges before any API call."""
 
     def __contains__(self, value: object) -> bool:
-        return super().__contains__(value) or (isinstance(value, str) and value.startswith("ami-"))
+        from pbs_harness.hosts.cloud import lifecycle
+
+        return super().__contains__(value) or (isinstance(value, str) and lifecycle.is_cloud_image(value))
 
 
 def add_up_options(p: argparse.ArgumentParser) -> None:
@@ -90,7 +92,7 @@ def add_sweep(p: argparse.ArgumentParser) -> None:
     """`sweep`'s options, on the verb's parser."""
     from pbs_harness.hosts.cloud import records
 
-    p.add_argument("--cloud", metavar="KIND", default="aws", help="the cloud (default aws)")
+    p.add_argument("--cloud", metavar="KIND", help="the cloud (default: the registry's one cloud kind)")
     p.add_argument("--region", help="the region (default $AWS_REGION, $AWS_DEFAULT_REGION)")
     p.add_argument("--older-than", metavar="AGE", help="also remove runs created longer ago than AGE (e.g. 3h)")
     p.add_argument("--owner", help="owner tag to sweep (default user@machine)")
@@ -102,10 +104,10 @@ def add_sweep(p: argparse.ArgumentParser) -> None:
     p.set_defaults(func=cmd_sweep)
 
 
-def _region(args: argparse.Namespace) -> str:
-    from pbs_harness.hosts.cloud import request
+def _region(args: argparse.Namespace, cloud: str) -> str:
+    from pbs_harness.hosts.cloud import lifecycle
 
-    return request.region(args.region, os.environ)
+    return lifecycle.region_of(cloud, args.region, os.environ)
 
 
 def _state_root(args: argparse.Namespace) -> Path:
@@ -194,9 +196,10 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     from pbs_harness.hosts.cloud import lifecycle, request
 
     older = request.parse_duration(args.older_than, "--older-than") if args.older_than else None
+    cloud = lifecycle.cloud_name(args.cloud)
     lifecycle.sweep(
-        args.cloud,
-        _region(args),
+        cloud,
+        _region(args, cloud),
         args.owner or request.default_owner(),
         _state_root(args),
         progress,

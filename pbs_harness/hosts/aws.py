@@ -75,8 +75,14 @@ class AwsHost(HostKind):
     DEFAULT_INSTANCE_TYPE = "t3.medium"
     DEFAULT_IMAGE = "debian-12"
     SAFE_ENV = SAFE_ENV
+    REGION_ENVS = ("AWS_REGION", "AWS_DEFAULT_REGION")  # the SDK's own, in its order
 
     # -- a run's request, judged before any API call ------------------------------------------
+
+    @classmethod
+    def is_image_id(cls, value: str) -> bool:
+        """`value` is meant as an image of this cloud (the command line lets it through to check_request)."""
+        return value.startswith("ami-")
 
     @classmethod
     def endpoint_from_env(cls, environ: Mapping[str, str]) -> str:

@@ -5,11 +5,13 @@ replaced by a tripwire: a refused command never reaches a playbook, so no API ca
 
 from __future__ import annotations
 
+import ast
 import datetime as dt
 from pathlib import Path
 
 import pytest
 
+from pbs_harness import hosts
 from pbs_harness.common import errors
 from pbs_harness.deploy import playbook as deploy
 from pbs_harness.hosts.aws import AwsHost, endpoint_is_real
@@ -154,7 +156,9 @@ def test_no_region_is_refused(
     monkeypatch.delenv("AWS_REGION", raising=False)
     monkeypatch.delenv("AWS_DEFAULT_REGION", raising=False)
     rc, out = run_cli(["up", "--cloud", "aws", "--provision-only"], capsys)
-    assert_refused(rc, out, errors.EXIT_USAGE, "no region given", "--region R")
+    assert_refused(rc, out, errors.EXIT_USAGE, "no region given", "--region R", "AWS_REGION or AWS_DEFAULT_REGION")
+    rc, out = run_cli(["sweep"], capsys)
+    assert_refused(rc, out, errors.EXIT_USAGE, "no region given", "AWS_REGION or AWS_DEFAULT_REGION")
 
 
 def test_no_credentials_is_refused_without_asking_the_metadata_service(
@@ -175,3 +179,52 @@ def test_a_stand_in_endpoint_needs_provision_only(
     monkeypatch.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:9")
     rc, out = run_cli(["up", "--cloud", "aws", "--region", "eu-west-1"], capsys)
     assert_refused(rc, out, errors.EXIT_USAGE, "is not AWS's", "never connects", "--provision-only")
+
+
+class OtherCloud(AwsHost):
+    """A second cloud kind, registered for one test: its own region variable, image ids and request check."""
+
+    NAME = "othercloud"
+    REGION_ENVS = ("OTHERCLOUD_REGION",)
+
+    @classmethod
+    def is_image_id(cls, value: str) -> bool:
+        return value.startswith("img-")
+
+    @classmethod
+    def check_request(cls, req) -> None:
+        raise errors.UsageError(f"othercloud judged region {req.region} image {req.image}", "nothing to fix")
+
+
+def test_the_cloud_parts_come_from_the_kind_not_from_aws_names(
+    no_api: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The region's variables, what an image id looks like and the default cloud of `sweep` are the registry's
+    kinds' (issue #32: nothing outside the kind's module branches on "aws")."""
+    monkeypatch.setitem(hosts.KINDS, OtherCloud.NAME, f"{__name__}.OtherCloud")
+    monkeypatch.setenv("OTHERCLOUD_REGION", "moon-1")
+    rc, out = run_cli(["up", "--cloud", "othercloud", "--image", "img-7", "--provision-only"], capsys)
+    assert_refused(rc, out, errors.EXIT_USAGE, "othercloud judged region moon-1 image img-7")
+    monkeypatch.delenv("OTHERCLOUD_REGION")
+    rc, out = run_cli(["up", "--cloud", "othercloud", "--provision-only"], capsys)
+    assert_refused(rc, out, errors.EXIT_USAGE, "no region given", "set OTHERCLOUD_REGION")
+    # With two cloud kinds `sweep` cannot guess which one is meant.
+    rc, out = run_cli(["sweep", "--region", "eu-west-1"], capsys)
+    assert_refused(rc, out, errors.EXIT_USAGE, "no --cloud given", "aws, othercloud")
+
+
+def test_no_aws_name_is_used_outside_the_aws_kind() -> None:
+    """No string constant "aws", AWS_* or ami- in pbs_harness/ outside hosts/aws.py and the registry's line
+    (help texts may name it; they are not constants equal to it)."""
+    root = Path(__file__).resolve().parents[2] / "pbs_harness"
+    allowed = {root / "hosts" / "aws.py", root / "hosts" / "__init__.py"}
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        if path in allowed:
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                text = node.value
+                if text.lower() == "aws" or text.startswith(("AWS_", "ami-")):
+                    found.append(f"{path.relative_to(root.parent)}:{node.lineno}: {text!r}")
+    assert found == []

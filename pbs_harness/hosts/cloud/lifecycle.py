@@ -39,6 +39,10 @@ class CloudKind(Protocol):
     DEFAULT_INSTANCE_TYPE: str
     DEFAULT_IMAGE: str
     SAFE_ENV: Mapping[str, str]  # set before any SDK call (e.g. never ask an instance metadata service)
+    REGION_ENVS: tuple[str, ...]  # where the region comes from without --region, first set wins
+
+    @classmethod
+    def is_image_id(cls, value: str) -> bool: ...
 
     @classmethod
     def endpoint_from_env(cls, environ: Mapping[str, str]) -> str: ...
@@ -56,6 +60,26 @@ class CloudKind(Protocol):
 def cloud_kinds() -> list[str]:
     """The registry's kinds that can run cloud runs."""
     return [n for n in hosts.names() if hasattr(hosts.get_kind_class(n), "PLAYBOOKS")]
+
+
+def is_cloud_image(value: str) -> bool:
+    """`value` is an image id of one of the cloud kinds (`up --image`), which that kind judges before any API call."""
+    return any(cast(CloudKind, hosts.get_kind_class(n)).is_image_id(value) for n in cloud_kinds())
+
+
+def cloud_name(given: str | None) -> str:
+    """--cloud, or when it is left out (`sweep`, `down`) the registry's one cloud kind."""
+    if given:
+        return given
+    clouds = cloud_kinds()
+    if len(clouds) != 1:
+        raise UsageError("no --cloud given", f"give --cloud with one of: {', '.join(clouds)}")
+    return clouds[0]
+
+
+def region_of(cloud: str, given: str | None, environ: Mapping[str, str]) -> str:
+    """--region, else the cloud's own region variables."""
+    return request.region(given, environ, kind(cloud).REGION_ENVS)
 
 
 def kind(name: str) -> CloudKind:
@@ -89,7 +113,7 @@ def request_of(
     k = kind(cloud)
     return CloudRequest(
         cloud=cloud,
-        region=request.region(region, environ),
+        region=request.region(region, environ, k.REGION_ENVS),
         hosts=hosts,
         instance_type=instance_type or k.DEFAULT_INSTANCE_TYPE,
         image=image or k.DEFAULT_IMAGE,

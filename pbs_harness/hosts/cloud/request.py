@@ -49,11 +49,11 @@ def _show(td: dt.timedelta) -> str:
     return f"{minutes // 60}h" if minutes % 60 == 0 else f"{minutes}m"
 
 
-def region(given: str | None, environ: Mapping[str, str]) -> str:
-    """--region, else $AWS_REGION, else $AWS_DEFAULT_REGION; none is a bad command line."""
-    found = given or environ.get("AWS_REGION") or environ.get("AWS_DEFAULT_REGION")
+def region(given: str | None, environ: Mapping[str, str], envs: tuple[str, ...]) -> str:
+    """--region, else the first of the cloud's region variables `envs` that is set; none is a bad command line."""
+    found = given or next((environ[e] for e in envs if environ.get(e)), "")
     if not found:
-        raise UsageError("no region given", "give --region R (or set AWS_REGION)")
+        raise UsageError("no region given", f"give --region R (or set {' or '.join(envs) or 'it'})")
     return found
 
 
