@@ -1,8 +1,10 @@
-"""The judge of a pytest line as ./acceptance hands it to `pbs-harness test` (PYTEST_ARGS), standard library
-only: ./acceptance runs it (`python -m pbs_harness.cli.judge test ARGS...`) with this machine's Python
-before apt-get, make venv or any host (issue #34: a typo there used to cost a whole cluster bring-up, and
-`-m ramp_dwn` ended in exit 5, nothing tested, after it). `pbs-harness test --judge-only` runs it too, then
-pytest's own parse of the line (cli/test.py), once the venv is made and before `pbs-harness up`.
+"""The judge of a pytest line as `pbs-harness test` would run it (./acceptance's PYTEST_ARGS, or the pytest
+arguments of `pbs-harness test` itself), standard library only: ./acceptance runs it (`python -m
+pbs_harness.cli.judge test ARGS...`) with this machine's Python before apt-get, make venv or any host (issue
+#34: a typo there used to cost a whole cluster bring-up, and `-m ramp_dwn` ended in exit 5, nothing tested,
+after it). `pbs-harness test --judge-only` runs it too, then pytest's own parse of the line (cli/test.py),
+once the venv is made and before `pbs-harness up`; plain `pbs-harness test` (also --cloud) runs it after
+pytest's parse and before any host is probed or any cloud API called.
 
 Refused, each with the value and the fix:
 - an option that pytest, with the plugins `pbs-harness test` loads, does not know, and an option that takes a
@@ -33,7 +35,8 @@ from pbs_harness.cli.argv import split_test_args
 _NEGATIVE_NUMBER = re.compile(r"-\d+\Z|-\d*\.\d+\Z")  # argparse takes these as values, not options
 _WORKERS = (
     "one pytest-xdist worker per cluster (-n, --dist load, --max-worker-restart 0, --worker-inventory)",
-    "CLUSTERS says how many clusters are tested at once, one worker each",
+    "CLUSTERS (./acceptance), or one -i per cluster or --clusters N (pbs-harness test), says how many clusters "
+    "are tested at once, one worker each",
 )
 _REPORTS = (
     "reports/junit.xml and reports/acceptance.html (--junitxml, --html), which its report reads back",
@@ -49,8 +52,8 @@ HARNESS_GIVES = {
     **dict.fromkeys(("no:html", "no:junitxml"), _REPORTS),
 }
 _QUOTES_HINT = (
-    " (PYTEST_ARGS is split into words as a shell splits them: quote an -m or -k expression with spaces, "
-    "e.g. PYTEST_ARGS=\"-m 'ramp_down and not destructive'\")"
+    " (quote an -m or -k expression with spaces: pbs-harness test -m 'ramp_down and not destructive', or "
+    "PYTEST_ARGS=\"-m 'ramp_down and not destructive'\", which is split into words as a shell splits them)"
 )
 
 
@@ -199,7 +202,7 @@ def _judge(line: list[str], root: Path) -> None:
         if gives:
             shown = f"-p {value}" if option == "-p" else option
             raise Refused(
-                f"{shown}: pbs-harness test gives pytest {gives[0]} itself, and PYTEST_ARGS would overrule it",
+                f"{shown}: pbs-harness test gives pytest {gives[0]} itself, and this line would overrule it",
                 f"leave {shown} out; {gives[1]}",
             )
         if option in ("-m", "-k"):

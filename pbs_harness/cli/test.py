@@ -154,7 +154,7 @@ def _cloud_test(args: argparse.Namespace) -> int:
             "to list tests",
             "leave --cloud out to list or collect the tests",
         )
-    _check_pytest_line(args.pytest_args, project.root())
+    _judge_pytest_line(args.pytest_args, project.root())
     return cmd_cloud_test(args, lambda a, inventory: run_suites(a, [inventory], line_checked=True))
 
 
@@ -168,10 +168,10 @@ def run_suites(args: argparse.Namespace, inventories: list[str | None], line_che
     hint = ""
     paths = [p for p in inventories if p]
     if not informational:
-        # pytest's own options and values are judged first: `test -i UNREACHABLE --no-such-opt` is a bad
-        # command line (2), not a host that does not answer (4).
+        # The pytest line is judged first: `test -i UNREACHABLE --no-such-opt` is a bad command line (2), not a
+        # host that does not answer (4), and `test -m typo` is refused, not run to pytest's "no tests" (5).
         if not line_checked:
-            _check_pytest_line(args.pytest_args, root)
+            _judge_pytest_line(args.pytest_args, root)
         # Never green by accident: the clusters must be there before any test is asked to skip.
         paths, hint = _check_clusters(inventories)
     reports = root / "reports"
@@ -210,6 +210,19 @@ def run_suites(args: argparse.Namespace, inventories: list[str | None], line_che
     else:
         print(f"pbs-harness: {verdict.message}" + (f"\n  fix: {verdict.hint}" if verdict.hint else ""), file=sys.stderr)
     return verdict.code
+
+
+def _judge_pytest_line(pytest_args: list[str], root: Path) -> None:
+    """The line judged as `test --judge-only` judges it, before any host or cloud API: pytest's parse (its own
+    message for an option or value it refuses), then the harness's judge (cli/pytest_judge.py) for what that
+    parse takes but the run would not: a -m marker no suite registers (it selected no test: pytest's exit 5
+    after the hosts were probed), a path not in the checkout, an option the harness gives pytest itself."""
+    from pbs_harness.cli import pytest_judge
+
+    _check_pytest_line(pytest_args, root)
+    refused = pytest_judge.judge(pytest_args, root)
+    if refused is not None:
+        raise UsageError(refused.what, refused.fix)
 
 
 def _check_pytest_line(pytest_args: list[str], root: Path) -> None:

@@ -121,7 +121,17 @@ def tmp_root(isolated: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A checkout of its own (PBS_HARNESS_ROOT): the project's files linked, reports/ holding a kept report."""
     root = isolated / "checkout"
     root.mkdir()
-    for name in ("playbooks", "roles", "library", "plugins", "hooks", "ptl_tests", "inventory", "ansible.cfg"):
+    for name in (
+        "playbooks",
+        "roles",
+        "library",
+        "plugins",
+        "hooks",
+        "ptl_tests",
+        "inventory",
+        "ansible.cfg",
+        "pyproject.toml",
+    ):
         (root / name).symlink_to(ROOT / name)
     reports = root / "reports"
     reports.mkdir()

@@ -140,6 +140,7 @@ TEST = ["test", "--cloud", "aws", "--region", "eu-west-1"]
         ([*TEST, "-i", "inventory/local"], errors.EXIT_USAGE, "--cloud creates the cluster it tests"),
         ([*TEST, "--collect-only"], errors.EXIT_USAGE, "would create VMs only to list tests"),
         ([*TEST, "--no-such-pytest-option"], errors.EXIT_USAGE, "pytest refused the command line"),
+        ([*TEST, "-m", "smok"], errors.EXIT_USAGE, "smok is not a marker the suites register"),
     ],
 )
 def test_bad_input_is_refused_before_any_api_call(

@@ -239,6 +239,42 @@ def test_pytest_codes_through_the_cli(
     assert_refused(rc, out, code, says)
 
 
+@pytest.mark.parametrize(
+    ("pytest_args", "says", "fix"),
+    [
+        (["-m", "smok"], "-m 'smok': smok is not a marker the suites register (did you mean smoke?), so it would "
+         "select no test", "fix: use the suites' markers: acceptance, "),
+        (["-m", "ramp_down and destructiv"], "destructiv is not a marker the suites register", "markers"),
+        (["ptl_tests/ramp_dwn"], "ptl_tests/ramp_dwn: ", "fix: name a test file or folder of the checkout"),
+        (["--junitxml", "mine.xml"], "--junitxml: pbs-harness test gives pytest reports/junit.xml", "leave --junitxml"),
+        (["-n", "2"], "-n: pbs-harness test gives pytest one pytest-xdist worker per cluster", "one -i per cluster"),
+    ],
+    ids=["unknown-marker", "unknown-marker-in-expression", "missing-path", "junitxml", "workers"],
+)  # fmt: skip
+def test_a_line_the_run_would_not_take_is_refused_before_any_host(
+    pytest_args: list[str],
+    says: str,
+    fix: str,
+    *,
+    tmp_root: Path,
+    greeting_port: int,
+    capfd: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Issue #34: `pbs-harness test -m typo` on hosts that pass every check ran the whole way to pytest's "no
+    tests collected" (exit 5). Plain `test` now judges its pytest line as `test --judge-only` does, before any
+    host is probed (the SSH probe here fails the test if it is called) and before pytest starts."""
+    hosts = vm_inventory(monkeypatch, tmp_root.parent, greeting_port)
+    probed: list[str] = []
+    monkeypatch.setattr(precheck, "ssh_probe", lambda host, command, timeout: probed.append(host.name) or "")
+    kept = snapshot(tmp_root / "reports")
+    rc, out = run_cli(["test", "-i", str(hosts), *pytest_args], capfd)
+    assert_refused(rc, out, errors.EXIT_USAGE, says, fix)
+    assert probed == []
+    assert "cluster under test" not in out  # the inventory was not even loaded
+    assert snapshot(tmp_root / "reports") == kept
+
+
 SKIPPING_SUITE = """
 import pytest
 
@@ -289,22 +325,25 @@ def test_one_of_six_fails(n):
 """
 
 
-@pytest.mark.parametrize("parallel", [[], ["-n", "2"]], ids=["serial", "xdist"])
+@pytest.mark.parametrize("clusters", [1, 2], ids=["serial", "xdist"])
 def test_exitfirst_stopping_at_a_failure_exits_1(
-    parallel: list[str],
+    clusters: int,
     *,
     tmp_root: Path,
     greeting_port: int,
     capfd: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """A real child pytest (with -n 2: pytest-xdist, as `make acceptance` runs) stopped by -x at a failure:
-    exit 1 and "tests failed", never 130 (#23 item 12: xdist reports -x as an interruption)."""
+    """A real child pytest (with two -i: pytest-xdist, -n 2, as `make acceptance` runs) stopped by -x at a
+    failure: exit 1 and "tests failed", never 130 (#23 item 12: xdist reports -x as an interruption). The same
+    inventory twice: the suite contacts no host."""
     hosts = vm_inventory(monkeypatch, tmp_root.parent, greeting_port)
     monkeypatch.setattr(precheck, "ssh_probe", fake_probe({}))
     suite = tmp_root.parent / "suite" / "test_failing.py"
     suite.parent.mkdir()
     suite.write_text(FAILING_SUITE)
     plugins = ["-p", "pbs_harness.suite.plugin", "-p", "pbs_harness.conformance.recorder", "-p", "no:cacheprovider"]
-    rc, out = run_cli(["test", "-i", str(hosts), *plugins, *parallel, "-x", str(suite)], capfd)
+    # The suites' conftest registers the workers' plugins (--worker-inventory); this suite has none.
+    plugins += ["-p", "pbs_harness.suite.parallel.binding", "-p", "pbs_harness.suite.parallel.controller"]
+    rc, out = run_cli(["test", *["-i", str(hosts)] * clusters, *plugins, "-x", str(suite)], capfd)
     assert_refused(rc, out, errors.EXIT_FAILED, "pbs-harness: tests failed: ", "1 failed")
