@@ -8,12 +8,13 @@ written_inventory.write (it records where it would write); the state directory i
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 
 from pbs_harness.common.errors import UsageError
-from pbs_harness.localcluster import bring_up, fleet, provider, state, written_inventory
+from pbs_harness.localcluster import bring_up, fleet, provider, spec, state, written_inventory
 
 
 def plan(**given) -> bring_up.Plan:
@@ -91,3 +92,12 @@ def test_a_fleet_is_brought_up_by_the_fleet_with_member_1s_inventory(
         target,
     )
     assert "spec" not in booted  # no cluster of its own: the fleet brings member 1 up
+
+
+def test_a_left_out_flavour_with_no_cluster_is_the_main_commands(isolated: Path) -> None:
+    """Issue #34: `pbs-harness up` used to default to namespace hosts and `make acceptance` to system hosts. With
+    no cluster recorded, up's default is the one ./acceptance and the Makefile give."""
+    root = Path(__file__).resolve().parents[2]
+    assert plan(flavour=None).spec.flavour == spec.CLI_DEFAULT_FLAVOUR == "system"
+    assert f"FLAVOUR=${{FLAVOUR:-{spec.CLI_DEFAULT_FLAVOUR}}}" in (root / "acceptance").read_text()
+    assert re.search(rf"^FLAVOUR\s*\?= {spec.CLI_DEFAULT_FLAVOUR}$", (root / "Makefile").read_text(), re.M)
