@@ -1,7 +1,7 @@
 """A cloud run killed at any step leaves nothing tagged once `sweep` (or a second `down`) has run: `up --cloud
-aws --provision-only` killed after its record is saved, after the key, after the security groups, after the
-instances, and while it deploys; `down --run` killed at each step of its teardown; a `sweep` killed as it
-terminates a killed run's instances. The real playbooks and
+aws --provision-only` killed after its record is saved, after the key, between its two security groups, after
+the security groups, after the instances, and while it deploys; `down --run` killed at each step of its
+teardown; a `sweep` killed as it terminates a killed run's instances. The real playbooks and
 amazon.aws modules run against moto's EC2 in server mode on 127.0.0.1.
 
 How a step is hit exactly, not wherever a timer lands: tests/unit/ansible_callbacks/pbsh_stop_at.py (a test-only
@@ -90,6 +90,7 @@ def _sweep(capsys: pytest.CaptureFixture[str]) -> str:
 UP_STEPS = [
     pytest.param(("Check the run's variables", (0, 0, 0)), id="after-the-record"),
     pytest.param(("Create the run's security group", (0, 0, 1)), id="after-the-key"),
+    pytest.param(("Create the run's partition group", (0, 1, 1)), id="between-the-security-groups"),
     pytest.param(("Create the instances", (0, 2, 1)), id="after-the-security-groups"),
     pytest.param(("Collect the instances' addresses", (2, 2, 1)), id="after-the-instances"),
 ]
@@ -164,6 +165,7 @@ def test_up_killed_while_it_deploys_leaves_nothing_once_swept(
 DOWN_STEPS = [
     pytest.param(("Terminate the instances", (2, 2, 1), "sweep"), id="before-the-instances-then-sweep"),
     pytest.param(("Delete the security groups", (0, 2, 1), "down"), id="after-the-instances-then-down"),
+    pytest.param(("Delete the key pairs", (0, 0, 1), "sweep"), id="before-the-keys-then-sweep"),
     pytest.param(("Look again for anything of the runs left", (0, 0, 0), "sweep"), id="after-the-keys-then-sweep"),
 ]
 
