@@ -17,7 +17,7 @@ from pbs_harness.deploy import playbook as deploy
 from pbs_harness.hosts.aws import AwsHost, endpoint_is_real
 from pbs_harness.hosts.cloud import lifecycle, records
 from pbs_harness.hosts.cloud.request import parse_duration, parse_ttl
-from tests.unit.badinput import assert_refused, run_cli
+from tests.unit.badinput import assert_refused, run_cli, tripwire
 
 NOW = dt.datetime(2026, 11, 28, 3, 0, tzinfo=dt.UTC)
 
@@ -229,3 +229,27 @@ def test_no_aws_name_is_used_outside_the_aws_kind() -> None:
                 if text.lower() == "aws" or text.startswith(("AWS_", "ami-")):
                     found.append(f"{path.relative_to(root.parent)}:{node.lineno}: {text!r}")
     assert found == []
+
+
+def test_deploy_verify_and_test_of_a_stand_in_run_are_refused_before_any_connection(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """README: with the inventory of a run made at a stand-in endpoint, `deploy`, `verify` and `test -i` exit 3
+    before any connection (its addresses are fake). FAKED: the inventory, as provision.yml writes it for moto."""
+    from pbs_harness.remote import reachability
+
+    inventory = tmp_path / "inventory"
+    (inventory / "group_vars" / "all").mkdir(parents=True)
+    (inventory / "hosts.yml").write_text(
+        "all:\n  children:\n    pbs_server:\n      hosts:\n        pbsc01:\n    pbs_moms:\n      hosts:\n"
+        "        pbsc01:\n          ansible_host: 54.214.0.1\n          cloud_instance_id: i-0123456789abcdef0\n"
+    )
+    (inventory / "group_vars" / "all" / "cloud.yml").write_text(
+        "pbs_harness_host_kind: aws\ncloud_run_id: pbsc-run-1\ncloud_endpoint_url: http://127.0.0.1:9\n"
+        "cloud_endpoint_real: false\n"
+    )
+    monkeypatch.setattr(reachability, "probe", tripwire("connect to a host"))
+    monkeypatch.setattr(deploy, "run_playbook", tripwire("run a playbook"))
+    for verb in (["deploy"], ["verify"], ["test", "-m", "smoke"]):
+        rc, out = run_cli([verb[0], "-i", str(inventory), *verb[1:]], capsys)
+        assert_refused(rc, out, errors.EXIT_PRECONDITION, "not AWS's", "never connects")
