@@ -9,6 +9,7 @@ refused before a package is built or a host is made.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -18,6 +19,10 @@ from pbs_harness.deploy import openpbs_build, openpbs_source
 from pbs_harness.localcluster.containers import images
 
 Report = Callable[[str], None]
+
+# Namespace hosts run the OpenPBS installed on this machine (they share its /opt). Its qstat is the first
+# program the deploy's check of an installed OpenPBS runs (roles/openpbs_install/tasks/verify.yml).
+THIS_MACHINES_OPENPBS = Path("/opt/pbs")
 
 
 def _installs_packages(flavour: str) -> bool:
@@ -34,12 +39,26 @@ def check_wanted(flavour: str, openpbs: str | None) -> None:
         )
 
 
+def check_this_machines_openpbs() -> None:
+    """Namespace hosts need OpenPBS installed on this machine: refused before any host is made (issue #34: it
+    was found only by the deploy, after the hosts were up)."""
+    qstat = THIS_MACHINES_OPENPBS / "bin" / "qstat"
+    if not (qstat.is_file() and os.access(qstat, os.X_OK)):
+        raise PreconditionError(
+            f"namespace hosts run this machine's OpenPBS, and {qstat} is not there: the deploy would fail "
+            "after the hosts were up",
+            f"install OpenPBS here first (in {THIS_MACHINES_OPENPBS}; scripts/ci/install-openpbs.sh does it), or use "
+            "system hosts, which install OpenPBS themselves: --flavour system --openpbs PATH (./acceptance's default)",
+        )
+
+
 def for_cluster(flavour: str, image: str, openpbs: str | None, recorded: str | None, report: Report) -> Path | None:
     """The folder of .deb packages the hosts of a cluster of `flavour` on `image` install: built from (or
     cached for) the `openpbs` the command line names, else the cluster's `recorded` packages; None for
     namespace hosts (they run this machine's /opt/pbs)."""
     check_wanted(flavour, openpbs)
     if not _installs_packages(flavour):
+        check_this_machines_openpbs()
         return None
     if not openpbs:
         if recorded:

@@ -17,7 +17,7 @@ import pytest
 
 from pbs_harness.common import errors
 from pbs_harness.deploy import playbook as deploy
-from pbs_harness.localcluster import provider
+from pbs_harness.localcluster import openpbs_packages, preflight, provider
 from pbs_harness.remote import reachability
 from pbs_harness.suite import precheck
 from tests.unit.badinput import CLOSED, ROOT, assert_refused, run_cli, snapshot, tripwire, write_yaml_inventory
@@ -308,4 +308,28 @@ def test_up_with_a_cache_folder_that_is_a_file(
     rc, out = run_cli(["up", "--flavour", "system", "--openpbs", str(debs)], capsys)
     assert_refused(rc, out, PRECONDITION, f"the cache folder {blocker} (from $PBS_HARNESS_CACHE_DIR) is a file")
     assert "Errno" not in out
+    assert not (isolated / "state").exists()
+
+
+@pytest.mark.parametrize("argv", [["up", "--flavour", "namespace"], ["cluster", "up", "--flavour", "namespace"]])
+def test_namespace_hosts_without_this_machines_openpbs_are_refused_before_any_host(
+    argv: list[str],
+    isolated: Path,
+    as_root: None,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Namespace hosts run this machine's /opt/pbs: with none there, `up` used to bring the hosts up and the
+    deploy found it missing afterwards. FAKE: this machine's /opt/pbs is an empty folder here."""
+    empty = isolated / "opt-pbs"
+    empty.mkdir()
+    monkeypatch.setattr(openpbs_packages, "THIS_MACHINES_OPENPBS", empty)
+    monkeypatch.setattr(preflight, "run_all", tripwire("run the preflight"))
+    monkeypatch.setattr(provider, "up", tripwire("bring a cluster up"))
+    rc, out = run_cli(argv, capsys)
+    assert_refused(
+        rc, out, errors.EXIT_PRECONDITION,
+        f"namespace hosts run this machine's OpenPBS, and {empty}/bin/qstat is not there",
+        "fix: install OpenPBS here first", "--flavour system --openpbs PATH",
+    )  # fmt: skip
     assert not (isolated / "state").exists()
