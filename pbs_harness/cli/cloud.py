@@ -16,9 +16,15 @@ class ImageChoices(tuple):
     kind judges before any API call."""
 
     def __contains__(self, value: object) -> bool:
+        if super().__contains__(value):
+            return True
+        if not isinstance(value, str):
+            return False
+        # Only for a value that is not a local image: lifecycle imports the third-party modules (paramiko),
+        # and ./acceptance judges `up --image debian-12 ...` with this machine's bare Python before any venv.
         from pbs_harness.hosts.cloud import lifecycle
 
-        return super().__contains__(value) or (isinstance(value, str) and lifecycle.is_cloud_image(value))
+        return lifecycle.is_cloud_image(value)
 
 
 def add_up_options(p: argparse.ArgumentParser) -> None:

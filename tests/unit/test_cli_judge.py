@@ -27,7 +27,10 @@ def test_the_up_parser_needs_the_standard_library_only() -> None:
         "import sys\n"
         f"for m in {blocked!r}: sys.modules[m] = None\n"
         "from pbs_harness.cli import judge\n"
-        "sys.exit(judge.main(['up', '--clusters', 'auto', '--flavour', 'namespace']))\n"
+        "sys.exit(judge.main(['up', '--clusters', 'auto', '--flavour', 'namespace'])\n"
+        # ./acceptance's line for system hosts (its default): --image used to import the cloud's lifecycle
+        "    or judge.main(['up', '--clusters', 'auto', '--idempotence', '--flavour', 'system', '--image', 'debian-12',"
+        " '--openpbs', 'x.zip', '--subnet', 'auto']))\n"
     )
     run = subprocess.run(
         [sys.executable, "-c", code], cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
