@@ -20,6 +20,7 @@ from pbs_harness.common.fanout import together
 from pbs_harness.common.waits import WaitTimeout, wait_until
 from pbs_harness.pbs.base import qmgr_value
 from pbs_harness.pbs.client import Pbs
+from pbs_harness.pbs.nodes import states
 from pbs_harness.pbs.server import VnodesNotReported
 from pbs_harness.suite import declared as declared_mod
 from pbs_harness.suite import drift
@@ -247,9 +248,28 @@ def clear_test_work(
             )
         except WaitTimeout as exc:
             kept = frozenset(exc.last)  # type: ignore[arg-type]
+        wait_for_moms_connected(pbs, base)
     for name in made:
         pbs.hooks.delete(name)
     return kept
+
+
+def wait_for_moms_connected(pbs: Pbs, base: Snapshot, timeout: float = 60) -> None:
+    """Before the harness deletes a test's hooks: every vnode that was not down at the baseline is up again
+    (its mom said hello after a healed kill, crash or partition). A hook deleted while a mom is still
+    down can come back on that mom when it reconnects (docs/test-core.md, "A hook deleted while a mom
+    is down"); deleted with every mom connected, the deletion reaches each mom at once. A vnode that stays
+    down is left to the leak check and the restore, which report it."""
+
+    def back(nodes: dict[str, dict[str, Any]]) -> list[str]:
+        return sorted(
+            name
+            for name, attrs in nodes.items()
+            if states(attrs) & {"down", "state-unknown"} and not states(base.nodes.get(name, {})) & {"down"}
+        )
+
+    with contextlib.suppress(WaitTimeout):
+        wait_until(pbs.nodes.all, lambda nodes: not back(nodes), timeout=timeout, describe="every mom connected")
 
 
 def _restore_configs(pbs: Pbs, base: Snapshot) -> list[str]:
@@ -262,6 +282,8 @@ def _restore_configs(pbs: Pbs, base: Snapshot) -> list[str]:
     )
     put_back = [h.name for h, stamp in zip(moms, stamps, strict=True) if stamp is not None]
     done = [f"mom config of {name} put back as before the test" for name in put_back]
+    if set(current) - set(base.hooks):
+        wait_for_moms_connected(pbs, base)
     for name in set(current) - set(base.hooks):
         pbs.hooks.delete(name)
     for name, attrs in base.hooks.items():

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar, Protocol
 
 from pbs_harness import hosts
+from pbs_harness.common.waits import WaitTimeout
 from pbs_harness.hosts.base import BOOT, CRASH, PARTITION, PAUSE, REBOOT, HostKind, HostVars
 from pbs_harness.remote.cluster import Cluster
 from pbs_harness.suite.faults.log import FaultLog
@@ -304,6 +305,14 @@ class Nemesis:
             raise
         self.log.record(action, kind, target, mechanism=mechanism, started=started, error=None)
 
+    def _wait_for_moms_connected(self, timeout: float = 60) -> None:
+        """Every vnode up (the baseline has them all free); one still down after `timeout` is left to the
+        restore, which reports it."""
+        from pbs_harness.pbs.nodes import Nodes, nodes_up
+
+        with contextlib.suppress(WaitTimeout):
+            Nodes(self._c()).wait(nodes_up, timeout=timeout, describe="every mom connected after the heal")
+
     def _act(self, action: str, fault: Fault, call: Callable[[], None]) -> None:
         mechanism = str(getattr(fault, "mechanism", fault.kind))
         self._logged(action, fault.kind, fault.target, mechanism, call)
@@ -332,8 +341,21 @@ class Nemesis:
         """Heal every active fault, last first, then run what waited for the heal (when_healed);
         returns errors instead of raising them."""
         problems = []
+        healed_other = False
         while self.active:
-            fault = self.active.pop()
+            # Hook faults last, once the moms healed here are connected again: a hook deleted while a mom
+            # is down can come back on that mom when it reconnects (docs/test-core.md, "A hook deleted
+            # while a mom is down"). Each fault stays in `active` until its own heal, so a stop in between
+            # leaves none unhealed.
+            fault = next((f for f in reversed(self.active) if not isinstance(f, RejectHook)), None)
+            if fault is None:
+                fault = self.active[-1]
+                if healed_other:
+                    self._wait_for_moms_connected()
+                    healed_other = False
+            else:
+                healed_other = True
+            self.active.remove(fault)
             try:
                 self._act("heal", fault, fault.heal)
             except Exception as exc:  # noqa: BLE001 - teardown reports, never masks the test's failure
