@@ -47,11 +47,19 @@ class Proc:
 
 def _stat(pid: str) -> tuple[str, int] | None:
     """(state, ppid) of a process, or None when it is gone."""
+    # os.open/os.read, not Path.read_text: this runs for every process on the machine twice per test, and
+    # the text layer made a scan 2-4 times slower (#33; docs/performance.md, "The unit suite's time").
     try:
-        after_comm = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        fd = os.open(f"/proc/{pid}/stat", os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        after_comm = os.read(fd, 4096).rsplit(b")", 1)[1].split()
     except (OSError, IndexError):
         return None
-    return after_comm[0], int(after_comm[1])
+    finally:
+        os.close(fd)
+    return after_comm[0].decode(), int(after_comm[1])
 
 
 def live_descendants(root: int | None = None) -> dict[int, Proc]:
