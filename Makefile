@@ -73,8 +73,11 @@ lint-ci-examples: venv
 
 # The unit tests on every core (pytest-xdist; UNIT_WORKERS=0 runs them in one process): serially they took
 # 1115 s of CI's hour in the make test stage and as long again in its bare-Debian check (CI run of 2026-11-28).
+# --dist worksteal: a worker that runs out takes half of another's queue. xdist's default (load) keeps tests
+# queued behind the cloud tests' minutes-long ones while the other worker idles: replayed from the 29 Nov
+# profile's times, load ends at 3291 s (the run took 3312 s), worksteal at 2537 s (docs/performance.md).
 unit: venv
-	$(PY) -m pytest tests -q -n $(UNIT_WORKERS) --junitxml reports/junit-unit.xml
+	$(PY) -m pytest tests -q -n $(UNIT_WORKERS) --dist worksteal --junitxml reports/junit-unit.xml
 
 # The acceptance suites are collected here, not run: every suite imports and its markers and spec tags are
 # known, whether or not a cluster is up. They run in `make acceptance` (or `pbs-harness test`).
