@@ -1,9 +1,11 @@
 """`pbs-harness` command line: cluster lifecycle, deploy, verify, test.
 
 One module per concern: argv (the line's conventions), common (progress, checks, argument types),
-local (local-cluster verbs; a fleet's planning is localcluster/fleet.py's), deploy (deploy,
-verify), up (cluster up + deploy), test (test, report). This module builds the parser and runs a
-verb, turning errors into the exit codes of errors.EXIT_CODES; SIGTERM ends a verb as Ctrl-C does.
+local (local-cluster verbs; a fleet's planning is localcluster/fleet.py's), deploy (deploy, verify:
+the options, then deploy/cluster.py), up (up: one call, local or --cloud), test (test, report). Each
+verb's handler judges its line and makes one call of the service that does the work. This module
+builds the parser and runs a verb, turning errors into the exit codes of errors.EXIT_CODES; SIGTERM
+ends a verb as Ctrl-C does.
 """
 
 from __future__ import annotations

@@ -144,44 +144,33 @@ def _request(args: argparse.Namespace, provision_only: bool):
 
 
 def cmd_cloud_up(args: argparse.Namespace) -> int:
-    """`up --cloud KIND`: the run's resources and inventory; then deploy and verify (cli.deploy) unless
-    --provision-only; a failed or interrupted deploy tears the run down unless --keep-on-failure."""
-    from pbs_harness.cli.deploy import deploy_cluster
-    from pbs_harness.hosts.cloud import lifecycle
+    """`up --cloud KIND`: the run's request and the deploy's options from the line; hosts/cloud/lifecycle.py's
+    `up_for_user` creates the run and deploys and verifies it (pbs_harness/deploy/cluster.py)."""
+    from pbs_harness.cli.deploy import options_of
+    from pbs_harness.deploy import cluster
+    from pbs_harness.hosts.cloud import lifecycle, records
 
+    options = options_of(args)
     req = _request(args, args.provision_only)
-    root = _state_root(args)
-    rec = lifecycle.up(req, root, progress, then="up" if args.provision_only else "deploying")
-    if args.provision_only:
-        progress(f"--provision-only: stopped before any SSH. Remove the run with: {lifecycle.down_hint(rec, root)}")
-        return errors.EXIT_OK
-    rc = lifecycle.work_on(
-        rec,
-        root,
-        progress,
-        lambda r: deploy_cluster(args, str(r.inventory)),
-        keep_on_failure=args.keep_on_failure,
-        down_after=False,
+    root = records.root(getattr(args, "state_dir", None))
+    return lifecycle.up_for_user(
+        req, root, progress, lambda rec: cluster.deploy_cluster(str(rec.inventory), options, progress)
     )
-    if rc == errors.EXIT_OK:
-        progress(
-            f"cloud run {rec.run_id} deployed; test it with -i {rec.inventory}; remove it with: "
-            f"pbs-harness down --run {rec.run_id}"
-        )
-    return rc
 
 
 def cmd_cloud_test(args: argparse.Namespace, run_suites) -> int:
     """`test --cloud KIND`: create the run, deploy and verify, run the suites on it (`run_suites(args,
     inventory)`), and always remove it (lifecycle.session), unless it failed and --keep-on-failure."""
-    from pbs_harness.cli.deploy import deploy_cluster
+    from pbs_harness.cli.deploy import options_of
+    from pbs_harness.deploy import cluster
     from pbs_harness.hosts.cloud import lifecycle
 
+    options = options_of(args)
     req = _request(args, provision_only=False)
     root = _state_root(args)
 
     def work(rec) -> int:
-        rc = deploy_cluster(args, str(rec.inventory))
+        rc = cluster.deploy_cluster(str(rec.inventory), options, progress)
         if rc != errors.EXIT_OK:
             return rc
         return run_suites(args, str(rec.inventory))

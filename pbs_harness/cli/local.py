@@ -15,6 +15,16 @@ from pbs_harness.common.errors import UsageError
 def cmd_cluster_up(args: argparse.Namespace) -> int:
     from pbs_harness.localcluster import bring_up
 
+    wanted = planned(args)
+    bring_up.up(wanted, progress)
+    return errors.EXIT_OK
+
+
+def planned(args: argparse.Namespace, deploys: bool = False):
+    """What `cluster up` (and `up`, which then `deploys` to it) brings up: the line's values judged by
+    localcluster/bring_up.py before the root and state-directory checks, then those checks."""
+    from pbs_harness.localcluster import bring_up
+
     use_state_dir(args)
     wanted = bring_up.plan(
         subnet=args.subnet,
@@ -26,13 +36,12 @@ def cmd_cluster_up(args: argparse.Namespace) -> int:
         clusters=getattr(args, "clusters", None),
         openpbs=args.openpbs,
         write_inventory=args.write_inventory,
-        deploys=getattr(args, "deploys", False) and not getattr(args, "inventory", None),
+        deploys=deploys,
         report=progress,
     )
     require_root()
     check_state_dir()
-    args.fleet_inventories = bring_up.up(wanted, progress)
-    return errors.EXIT_OK
+    return wanted
 
 
 def cmd_cluster_down(args: argparse.Namespace) -> int:

@@ -1,22 +1,25 @@
 """`up`: bring up a cluster (local, a fleet of local ones, or --cloud) and deploy and verify OpenPBS on it.
-
-Apart from cli/deploy.py, which cli/cloud.py imports for its deploy: `up` reaches both (issue #31: no
-import runs in a circle, even lazily).
-"""
+The line's values judged here and by the services, then one call: pbs_harness/deploy/cluster.py's `up_local`,
+or (--cloud, cli/cloud.py) hosts/cloud/lifecycle.py's `up_for_user`."""
 
 from __future__ import annotations
 
 import argparse
 
 from pbs_harness.cli.cloud import cmd_cloud_up
-from pbs_harness.cli.deploy import deploy_cluster, deploy_fleet
-from pbs_harness.cli.local import cmd_cluster_up
-from pbs_harness.common import errors, project
+from pbs_harness.cli.common import progress
+from pbs_harness.cli.deploy import options_of
+from pbs_harness.cli.local import planned
+from pbs_harness.common import errors
 
 
 def cmd_up(args: argparse.Namespace) -> int:
-    if args.cloud:
-        return cmd_cloud_up(args)
+    return cmd_cloud_up(args) if args.cloud else cmd_local_up(args)
+
+
+def cmd_local_up(args: argparse.Namespace) -> int:
+    """`up` on this machine: the line judged (here, then by localcluster/bring_up.py's plan before the root
+    and state-directory checks), then the cluster or fleet brought up, deployed and verified."""
     from pbs_harness.localcluster.spec import IMAGES
 
     if args.image not in IMAGES:
@@ -27,11 +30,8 @@ def cmd_up(args: argparse.Namespace) -> int:
             f"up brings up a local cluster and deploys to it; -i {args.inventory} names other hosts",
             f"deploy to those hosts with `pbs-harness deploy -i {args.inventory}`, or leave -i out of up",
         )
-    args.deploys = True
-    cmd_cluster_up(args)
-    clusters = getattr(args, "fleet_inventories", [("", None)])
-    if len(clusters) == 1:
-        # A written inventory is the one that knows this cluster's names: deploy through it. Never
-        # PBS_HARNESS_INVENTORY's hosts: up deploys to the cluster it brought up.
-        return deploy_cluster(args, clusters[0][1] or str(project.inventory_path(None)))
-    return deploy_fleet(args, clusters)
+    from pbs_harness.deploy import cluster
+
+    options = options_of(args)
+    wanted = planned(args, deploys=True)
+    return cluster.up_local(wanted, options, progress)

@@ -1,18 +1,18 @@
-"""deploy_fleet (pbs_harness/cli/deploy.py): the order of a fleet's deploys, and a failure's reasons in the
+"""deploy_fleet (pbs_harness/deploy/cluster.py): the order of a fleet's deploys, and a failure's reasons in the
 closing lines. deploy_cluster is faked (it records when it ran and says what a real one says); what this
 proves: clusters sharing /etc never create accounts at once, and the tail of the output names why a
 cluster failed (CI keeps only the tail)."""
 
 from __future__ import annotations
 
-import argparse
 import threading
 import time
 
 import pytest
 
-from pbs_harness.cli import deploy
 from pbs_harness.common import errors
+from pbs_harness.deploy import cluster as deploy
+from pbs_harness.deploy.cluster import Options
 
 
 @pytest.fixture
@@ -21,7 +21,7 @@ def fake_deploys(monkeypatch):
     spans: dict[str, tuple[float, float]] = {}
     lock = threading.Lock()
 
-    def fake(args, inventory, say=print, label=""):
+    def fake(inventory, options, say=print, label=""):
         start = time.monotonic()
         say("  task: openpbs_common : Users | Create or fix the accounts that differ, with fixed UIDs")
         time.sleep(0.2)
@@ -37,24 +37,25 @@ def fake_deploys(monkeypatch):
 
 
 CLUSTERS = [("a", "inv-a"), ("b", "inv-b"), ("c", "inv-c")]
+OPTIONS = Options(connect_timeout=10)
 
 
 def test_clusters_sharing_etc_deploy_the_first_alone(fake_deploys, monkeypatch):
     monkeypatch.setattr(deploy, "shares_etc", lambda inventory: True)
-    deploy.deploy_fleet(argparse.Namespace(), CLUSTERS)
+    deploy.deploy_fleet(CLUSTERS, OPTIONS, print)
     first_end = fake_deploys["a"][1]
     assert all(fake_deploys[name][0] >= first_end for name in ("b", "c"))
 
 
 def test_clusters_of_their_own_deploy_at_once(fake_deploys, monkeypatch):
     monkeypatch.setattr(deploy, "shares_etc", lambda inventory: False)
-    deploy.deploy_fleet(argparse.Namespace(), CLUSTERS)
+    deploy.deploy_fleet(CLUSTERS, OPTIONS, print)
     assert fake_deploys["b"][0] < fake_deploys["a"][1]
 
 
 def test_the_closing_lines_say_why_a_cluster_failed(fake_deploys, monkeypatch, capsys):
     monkeypatch.setattr(deploy, "shares_etc", lambda inventory: False)
-    rc = deploy.deploy_fleet(argparse.Namespace(), CLUSTERS)
+    rc = deploy.deploy_fleet(CLUSTERS, OPTIONS, print)
     assert rc == errors.EXIT_FAILED
     out = capsys.readouterr().out.splitlines()
     closing = next(i for i, line in enumerate(out) if "deploy failed on: b (exit 1)" in line)
@@ -106,14 +107,14 @@ def test_a_cluster_whose_deploy_crashed_is_a_failed_cluster(monkeypatch, capsys)
     """A deploy raising something other than a HarnessError (a bug of ours) used to leave no code, and the
     fleet said every cluster was deployed and verified."""
 
-    def fake(args, inventory, say=print, label=""):
+    def fake(inventory, options, say=print, label=""):
         if label == "b":
             raise KeyError("recap")
         return errors.EXIT_OK
 
     monkeypatch.setattr(deploy, "deploy_cluster", fake)
     monkeypatch.setattr(deploy, "shares_etc", lambda inventory: False)
-    assert deploy.deploy_fleet(argparse.Namespace(), CLUSTERS) == errors.EXIT_FAILED
+    assert deploy.deploy_fleet(CLUSTERS, OPTIONS, print) == errors.EXIT_FAILED
     out = capsys.readouterr().out
     assert "deploy failed on: b (exit 1)" in out
     assert "  b: error: the deploy stopped on an unexpected KeyError: 'recap'" in out
@@ -121,11 +122,11 @@ def test_a_cluster_whose_deploy_crashed_is_a_failed_cluster(monkeypatch, capsys)
 
 
 def test_a_long_error_keeps_its_log_path_in_the_closing_lines(monkeypatch, capsys):
-    def fake(args, inventory, say=print, label=""):
+    def fake(inventory, options, say=print, label=""):
         raise errors.HarnessError("site.yml failed (rc=2) on: a01: " + "x" * 600, "full output: reports/deploy/a/x.log")
 
     monkeypatch.setattr(deploy, "deploy_cluster", fake)
     monkeypatch.setattr(deploy, "shares_etc", lambda inventory: False)
-    deploy.deploy_fleet(argparse.Namespace(), CLUSTERS[:1])
+    deploy.deploy_fleet(CLUSTERS[:1], OPTIONS, print)
     tail = capsys.readouterr().out.split("deploy failed on: a (exit 1)")[1]
     assert "  a: fix: full output: reports/deploy/a/x.log" in tail

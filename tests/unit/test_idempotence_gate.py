@@ -13,8 +13,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from pbs_harness.cli import deploy as cli_deploy
 from pbs_harness.common import errors
+from pbs_harness.deploy import cluster
 from pbs_harness.deploy import playbook as deploy
 from pbs_harness.deploy.playbook import HostRecap, PlaybookRun, changed_tasks
 
@@ -53,7 +53,7 @@ def fake_run(recap: dict[str, int], changes: dict[str, list[str]]):
 def test_gate_passes_when_nothing_changed(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(deploy, "run_playbook", fake_run({"sp01": 0, "sp02": 0}, {}))
     said: list[str] = []
-    rc = cli_deploy.idempotence_gate(SimpleNamespace(path=Path("inventory/local")), None, said.append)
+    rc = cluster.idempotence_gate(SimpleNamespace(path=Path("inventory/local")), None, said.append)
     assert rc == errors.EXIT_OK
     assert "changed=0 on all 2 hosts" in said[-1]
 
@@ -61,7 +61,7 @@ def test_gate_passes_when_nothing_changed(monkeypatch: pytest.MonkeyPatch) -> No
 def test_gate_fails_naming_the_host_and_its_tasks(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(deploy, "run_playbook", fake_run({"sp01": 2, "sp02": 0}, {"sp01": ["a : One", "b : Two"]}))
     said: list[str] = []
-    rc = cli_deploy.idempotence_gate(SimpleNamespace(path=Path("inventory/local")), None, said.append)
+    rc = cluster.idempotence_gate(SimpleNamespace(path=Path("inventory/local")), None, said.append)
     assert rc == errors.EXIT_FAILED
     assert "idempotence gate: sp01 changed=2: a : One; b : Two" in said
     assert not any("sp02 changed" in line for line in said)

@@ -305,6 +305,22 @@ def work_on(
     return rc
 
 
+def up_for_user(req: CloudRequest, state_root: Path, say: Say, work: Callable[[records.RunRecord], int]) -> int:
+    """`up --cloud`: up, then `work` (deploy and verify) unless req.provision_only; after a pass the run is
+    handed to the user (status `up`), after a failure torn down unless req.keep_on_failure (work_on)."""
+    rec = up(req, state_root, say, then="up" if req.provision_only else "deploying")
+    if req.provision_only:
+        say(f"--provision-only: stopped before any SSH. Remove the run with: {down_hint(rec, state_root)}")
+        return 0
+    rc = work_on(rec, state_root, say, work, keep_on_failure=req.keep_on_failure, down_after=False)
+    if rc == 0:
+        say(
+            f"cloud run {rec.run_id} deployed; test it with -i {rec.inventory}; remove it with: "
+            f"pbs-harness down --run {rec.run_id}"
+        )
+    return rc
+
+
 def session(req: CloudRequest, state_root: Path, say: Say, work: Callable[[records.RunRecord], int]) -> int:
     """A whole run on cloud hosts (`test --cloud`): up, `work`, then ALWAYS down (work_on), unless it failed and
     req.keep_on_failure. While `work` runs the record says `testing` with this process's pid, so a run killed
