@@ -4,7 +4,9 @@ Files are nodes, imports edges, read with ast (nothing is imported or run). Two 
 run when a module loads (top level), and all of them: the lazy ones inside functions too (a cycle
 there is one as soon as both functions run), and those under `if TYPE_CHECKING:` (a module whose
 types name another cannot be read without it). tests/unit/test_import_graph.py fails on any cycle in
-either; none is left (docs/architecture.md, "Import cycles").
+either; none is left (docs/architecture.md, "Import cycles"). Then the folders of pbs_harness/ that import
+each other (with the module imports each way): each such pair runs up against any order of the folders,
+and docs/architecture.md ("Folders that import each other") names each with its reason.
 """
 
 from __future__ import annotations
@@ -96,6 +98,26 @@ def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
     return out
 
 
+def folder(module: str) -> str:
+    """The top-level entry of pbs_harness/ that holds `module` (a module at the top is its own)."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else parts[0]
+
+
+def folders_both_ways(edges: dict[str, set[str]]) -> dict[tuple[str, str], list[tuple[str, str]]]:
+    """(A, B), A < B, for folders that import each other: the module imports A -> B, then B -> A."""
+    across: dict[tuple[str, str], list[tuple[str, str]]] = {}
+    for a, targets in edges.items():
+        for b in targets:
+            if folder(a) != folder(b):
+                across.setdefault((folder(a), folder(b)), []).append((a, b))
+    return {
+        (x, y): sorted(across[(x, y)]) + sorted(across[(y, x)])
+        for (x, y) in sorted(across)
+        if x < y and (y, x) in across
+    }
+
+
 if __name__ == "__main__":
     root = Path(sys.argv[1] if len(sys.argv) > 1 else ".")
     for top_only in (True, False):
@@ -109,3 +131,9 @@ if __name__ == "__main__":
             for a in comp:
                 for b in sorted(edges[a] & set(comp)):
                     sys.stdout.write(f"    {a} -> {b}\n")
+    pairs = folders_both_ways(graph(root))
+    sys.stdout.write(f"folders that import each other (all imports): {len(pairs)} pairs\n")
+    for (x, y), arrows in pairs.items():
+        sys.stdout.write(f"  {x} <-> {y}\n")
+        for a, b in arrows:
+            sys.stdout.write(f"    {a} -> {b}\n")
