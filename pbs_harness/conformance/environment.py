@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pbs_harness.conformance import provenance
 from pbs_harness.pbs.client import Pbs
-from pbs_harness.suite.parallel import binding
+from pbs_harness.remote.inventory import cluster_name
 
 
 def of(pbs: Pbs) -> dict[str, object]:
@@ -25,5 +25,5 @@ def of(pbs: Pbs) -> dict[str, object]:
         "inventory": str(pbs.cluster.inventory.path),
         "server": pbs.cluster.server.name,
         "hosts": sorted(pbs.cluster.hosts),
-        "cluster": binding.cluster_name(pbs.cluster.inventory),
+        "cluster": cluster_name(pbs.cluster.inventory),
     }

@@ -170,6 +170,12 @@ class Inventory:
         )
 
 
+def cluster_name(inv: Any) -> str:
+    """The name the cluster goes by in reports: a local cluster's host-name prefix (pa, pab, pbsh), else
+    the server host's name (the suites' `cluster` property, the conformance report's header)."""
+    return inv.kind.cluster_name(inv.server.vars) or str(inv.server.name)
+
+
 def openpbs_prefix_of(host_vars: Mapping[str, Any]) -> Path:
     """The OpenPBS install prefix a host's variables give: openpbs_install_prefix, else the role default."""
     return Path(str(host_vars.get(OPENPBS_PREFIX_VAR, OPENPBS_PREFIX_DEFAULT)))

@@ -21,6 +21,8 @@ from typing import Any
 
 import pytest
 
+from pbs_harness.remote.inventory import cluster_name
+
 WORKER_INVENTORY = "--worker-inventory"
 CLUSTER_PROPERTY = "cluster"
 NAME_KEY = pytest.StashKey[str]()
@@ -112,11 +114,6 @@ def _write_json(path: Path, data: dict[str, Any]) -> None:
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(data))
     tmp.replace(path)
-
-
-def cluster_name(inv: Any) -> str:
-    """A local cluster's host-name prefix (pa, pab, pbsh), else the server host's name."""
-    return inv.kind.cluster_name(inv.server.vars) or str(inv.server.name)
 
 
 def session_cluster_name(config: pytest.Config) -> str | None:
