@@ -42,23 +42,31 @@ def tree(tmp_path: Path) -> Path:
     (top / "pbs_harness").symlink_to(ROOT / "pbs_harness")
     (top / ".venv" / "bin" / "python").symlink_to(sys.executable)
     record = tmp_path / "calls.jsonl"
-    recorder = (
-        f"#!{sys.executable}\nimport json, sys\n"
-        f"open({str(record)!r}, 'a').write(json.dumps([NAME, *sys.argv[1:]]) + '\\n')\n"
+    write_recorders(
+        record,
+        (
+            (top / ".venv" / "bin" / "pbs-harness", "pbs-harness"),
+            (top / "scripts" / "ci" / "install-system-packages.sh", "install"),
+            (top / "bin" / "make", "make"),
+        ),
     )
-    for path, name in (
-        (top / ".venv" / "bin" / "pbs-harness", "pbs-harness"),
-        (top / "scripts" / "ci" / "install-system-packages.sh", "install"),
-        (top / "bin" / "make", "make"),
-    ):
-        path.write_text(recorder.replace("NAME", repr(name)))
-        path.chmod(0o755)
     for name in ("apt-get", "debootstrap", "pip", "systemd-nspawn"):
         (top / "bin" / name).write_text(f"#!/bin/sh\necho '[\"{name}\"]' >> {record}\nexit 99\n")
         (top / "bin" / name).chmod(0o755)
     (top / "bin" / "id").write_text("#!/bin/sh\necho 0\n")  # root, as the real run needs
     (top / "bin" / "id").chmod(0o755)
     return top
+
+
+def write_recorders(record: Path, stubs: tuple[tuple[Path, str], ...]) -> None:
+    """STUBS: each path an executable that appends [its name, *its arguments] to `record` as a JSON line."""
+    recorder = (
+        f"#!{sys.executable}\nimport json, sys\n"
+        f"open({str(record)!r}, 'a').write(json.dumps([NAME, *sys.argv[1:]]) + '\\n')\n"
+    )
+    for path, name in stubs:
+        path.write_text(recorder.replace("NAME", repr(name)))
+        path.chmod(0o755)
 
 
 def _calls(top: Path) -> list[list[str]]:
@@ -244,17 +252,14 @@ def ci_tree(tmp_path: Path) -> Path:
     (top / "pbs_harness").symlink_to(ROOT / "pbs_harness")
     (top / ".venv" / "bin" / "python").symlink_to(sys.executable)
     record = tmp_path / "calls.jsonl"
-    recorder = (
-        f"#!{sys.executable}\nimport json, os, sys\n"
-        f"open({str(record)!r}, 'a').write(json.dumps([NAME, *sys.argv[1:]]) + '\\n')\n"
+    write_recorders(
+        record,
+        (
+            (top / ".venv" / "bin" / "pbs-harness", "pbs-harness"),
+            (top / ".venv" / "bin" / "ansible-playbook", "ansible-playbook"),
+            (top / "examples" / "ci" / "vm-inventory.sh", "vm-inventory"),
+        ),
     )
-    for path, name in (
-        (top / ".venv" / "bin" / "pbs-harness", "pbs-harness"),
-        (top / ".venv" / "bin" / "ansible-playbook", "ansible-playbook"),
-        (top / "examples" / "ci" / "vm-inventory.sh", "vm-inventory"),
-    ):
-        path.write_text(recorder.replace("NAME", repr(name)))
-        path.chmod(0o755)
     return top
 
 
