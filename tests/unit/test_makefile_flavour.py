@@ -26,6 +26,9 @@ CLEAN = {
     k: v
     for k, v in os.environ.items()
     if k not in ("FLAVOUR", "OPENPBS", "IMAGE", "OPENPBS_SOURCE", "CLUSTERS", "PYTEST_ARGS", "UP_ARGS")
+    # Under `make test` these say "a make inside a make": `make -n` would then print its
+    # "make[1]: Entering directory" lines (seen in a fresh clone's make test, 29 Nov).
+    and k not in ("MAKEFLAGS", "MAKELEVEL", "MFLAGS", "MAKEOVERRIDES")
 }
 
 

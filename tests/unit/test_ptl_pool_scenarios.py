@@ -9,6 +9,7 @@ each of ours counted once; PTL is copied into a host with its own root at the sa
 
 from __future__ import annotations
 
+import signal
 import socket
 import threading
 import time
@@ -72,13 +73,19 @@ def test_a_cluster_that_fails_takes_no_more_parts_and_the_others_finish() -> Non
 
 
 def test_an_interrupt_stops_every_cluster() -> None:
+    """Ctrl-C (a simulated SIGINT in the main thread) ends share_out and every runner sees stop. The SIGINT
+    handler is Python's own for the test: interrupt_main does nothing when a handler that does not raise
+    (or SIG_IGN) is in place, and a runner that never sees stop then hung the test until its timeout
+    (fresh clone's make test, 29 Nov); a runner gives up after 60 s instead."""
     work = pool.parts([_group(4)], 1)
     started = threading.Event()
     stopped: list[bool] = []
 
     def slow(part: pool.Part, stop) -> pool.PartResult:
         started.set()
+        deadline = time.monotonic() + 60
         while not stop():
+            assert time.monotonic() < deadline, "the interrupt never reached share_out"
             time.sleep(0.01)
         stopped.append(True)
         return pool.PartResult(part, "a", None, 0.0)
@@ -89,9 +96,13 @@ def test_an_interrupt_stops_every_cluster() -> None:
 
         _thread.interrupt_main()
 
-    threading.Thread(target=interrupt_soon, daemon=True).start()
-    with pytest.raises(KeyboardInterrupt):
-        pool.share_out(work, {"a": slow, "b": slow})
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        threading.Thread(target=interrupt_soon, daemon=True).start()
+        with pytest.raises(KeyboardInterrupt):
+            pool.share_out(work, {"a": slow, "b": slow})
+    finally:
+        signal.signal(signal.SIGINT, previous)
     assert stopped  # the runners saw stop and returned
 
 
